@@ -1,0 +1,37 @@
+# partheal: PGXS build of a C++17 extension for PostgreSQL 15.
+EXTENSION  = partheal
+MODULE_big = partheal
+DATA       = sql/partheal--0.1.sql
+
+SRCS = $(sort $(wildcard src/*.cpp src/*/*.cpp))
+OBJS = $(SRCS:.cpp=.o)
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -I$(CURDIR)/src
+SHLIB_LINK  = -lfmt -lstdc++
+
+# No LLVM bitcode: its clang build would not see -std=c++17, and partheal has
+# nothing for the JIT to inline.
+override with_llvm = no
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# PostgreSQL's headers come in as system headers so that -Wextra -Werror
+# judges partheal's code, not theirs.
+override CPPFLAGS := $(patsubst -I$(includedir_server),-isystem $(includedir_server),$(CPPFLAGS))
+override CPPFLAGS := $(patsubst -I$(includedir_internal),-isystem $(includedir_internal),$(CPPFLAGS))
+override CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror
+
+$(OBJS): $(wildcard src/*.hpp src/*/*.hpp)
+
+.PHONY: demo test bench format
+# The two commands the README promises; each sets up a fresh Debian 12 machine.
+demo:
+	bash test/demo.sh
+test:
+	bash test/run.sh
+bench:
+	bash test/bench/run.sh
+format:
+	clang-format -i $(wildcard src/*.cpp src/*/*.cpp src/*/*.hpp src/*.hpp)

@@ -1,0 +1,183 @@
+// partheal_append(parent regclass, rows jsonb) RETURNS SETOF bigint
+#include <fmt/format.h>
+
+#include <memory>
+#include <vector>
+
+#include "append/rows.hpp"
+#include "append/target.hpp"
+#include "heal/heal_loop.hpp"
+#include "manage/registry.hpp"
+#include "pg/boundary.hpp"
+#include "pg/guc_scope.hpp"
+#include "pg/spi.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "commands/sequence.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+}
+
+namespace partheal::append {
+
+namespace {
+
+int64 key_value(Datum d, Oid type) {
+  switch (type) {
+    case INT2OID:
+      return DatumGetInt16(d);
+    case INT4OID:
+      return DatumGetInt32(d);
+    default:
+      return DatumGetInt64(d);
+  }
+}
+
+Datum key_datum(int64 v, Oid type) {
+  switch (type) {
+    case INT2OID:
+      return Int16GetDatum(static_cast<int16>(v));
+    case INT4OID:
+      return Int32GetDatum(static_cast<int32>(v));
+    default:
+      return Int64GetDatum(v);
+  }
+}
+
+// The ids the insert will use, known before it runs: the heal covers exactly
+// these, never a guess from MAX(id) or the sequence's last_value.
+std::vector<int64> draw_ids(const manage::TableShape& shape, Rows& rows) {
+  std::vector<int64> ids(rows.count);
+  for (int r = 0; r < rows.count; ++r) {
+    Datum& d = rows.value(rows.key_position, r);
+    if (rows.id_given[r]) {
+      if (shape.identity_always)
+        pg::fail(
+            ERRCODE_GENERATED_ALWAYS,
+            fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", shape.key_column),
+            fmt::format("Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+                        shape.key_column),
+            "Leave the key out of the rows; partheal draws it from the sequence.");
+      if (rows.null(rows.key_position, r) == 'n')
+        pg::fail(ERRCODE_NOT_NULL_VIOLATION,
+                 fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column), {},
+                 "Leave the key out of a row to draw it from the sequence.");
+      ids[r] = key_value(d, shape.key_type);
+      continue;
+    }
+    int64 id =
+        pg::guard([&] { return nextval_internal(shape.sequence, shape.sequence_needs_acl); });
+    ids[r] = id;
+    // A sequence past the key type's range fails as the column default would.
+    d = pg::guard([&] {
+      if (id < shape.key_min || id > shape.key_max)
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("%s out of range", format_type_be(shape.key_type))));
+      return key_datum(id, shape.key_type);
+    });
+    rows.null(rows.key_position, r) = ' ';
+  }
+  return ids;
+}
+
+// One array per column, for the batch plan's unnest().
+void as_arrays(const Target& target, Rows& rows, std::vector<Datum>& values,
+               std::vector<char>& nulls) {
+  size_t ncolumns = rows.columns.size();
+  values.assign(ncolumns, Datum(0));
+  nulls.assign(ncolumns, ' ');
+  std::unique_ptr<bool[]> isnull(new bool[rows.count]);
+  for (size_t p = 0; p < ncolumns; ++p) {
+    const Column& c = target.column(rows.columns[p]);
+    for (int r = 0; r < rows.count; ++r) isnull[r] = rows.null(static_cast<int>(p), r) == 'n';
+    Datum* column_values = &rows.value(static_cast<int>(p), 0);
+    bool* column_nulls = isnull.get();
+    int count = rows.count;
+    values[p] = pg::guard([&] {
+      int dims[1] = {count};
+      int lbs[1] = {1};
+      return PointerGetDatum(construct_md_array(column_values, column_nulls, 1, dims, lbs, c.type,
+                                                c.typlen, c.typbyval, c.typalign));
+    });
+  }
+}
+
+void return_ids(FunctionCallInfo fcinfo, const std::vector<int64>& ids) {
+  auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  pg::guard([&] {
+    InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+    for (int64 id : ids) {
+      Datum value = Int64GetDatum(id);
+      bool isnull = false;
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+    }
+  });
+}
+
+[[noreturn]] void null_argument(const char* name) {
+  pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, fmt::format("{} must not be NULL", name), {},
+           "partheal_append(parent regclass, rows jsonb) takes a table and a JSON object or "
+           "array of objects.");
+}
+
+}  // namespace
+
+}  // namespace partheal::append
+
+using namespace partheal;
+
+PARTHEAL_SQL_FUNCTION(partheal_append) {
+  settings::require_preloaded();
+  if (PG_ARGISNULL(0)) append::null_argument("parent");
+  if (PG_ARGISNULL(1)) append::null_argument("rows");
+  Oid relid = PG_GETARG_OID(0);
+  Jsonb* json = pg::guard([&] { return PG_GETARG_JSONB_P(1); });
+
+  // The lock a plain INSERT takes; it also keeps partitions from being
+  // dropped or detached (non-concurrently) between the check and the insert.
+  Relation parent = pg::guard([&] { return relation_open(relid, RowExclusiveLock); });
+  const manage::ManagedTable* table = manage::lookup(parent);
+  if (table == nullptr)
+    pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+             fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},
+             "Register it first: SELECT partheal_manage('table', partition_size).");
+  pg::guard([&] {
+    AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
+    if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(parent));
+  });
+
+  append::Target& target = append::target_for(*table, parent);
+  append::Rows rows = append::read_rows(target, json);
+  std::vector<int64> ids = append::draw_ids(table->shape, rows);
+
+  bool batch = rows.count > 1;
+  std::vector<Datum> values;
+  std::vector<char> nulls;
+  if (batch) {
+    append::as_arrays(target, rows, values, nulls);
+  } else {
+    values = rows.values;
+    nulls = rows.nulls;
+  }
+
+  int level = pg::enter_safe_search_path();
+  pg::spi::connect();
+  SPIPlanPtr plan = target.plan(rows.columns, batch);
+  heal::insert_until_covered(*table, parent, ids, [&] {
+    pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
+  });
+  pg::spi::finish();
+  pg::leave_guc_level(level);
+  pg::guard([&] { relation_close(parent, NoLock); });
+
+  append::return_ids(fcinfo, ids);
+  return Datum(0);
+}

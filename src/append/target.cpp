@@ -1,0 +1,111 @@
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "append/target.hpp"
+#include "pg/boundary.hpp"
+#include "pg/spi.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+}
+
+namespace partheal::append {
+
+namespace {
+
+std::string quoted(const std::string& name) {
+  const char* text = name.c_str();
+  return pg::guard([&] { return quote_identifier(text); });
+}
+
+}  // namespace
+
+Target::Target(const manage::ManagedTable& table, Relation parent) : table_(&table) {
+  context_ = pg::guard([] {
+    return AllocSetContextCreate(CacheMemoryContext, "partheal append target",
+                                 ALLOCSET_SMALL_SIZES);
+  });
+  TupleDesc desc = RelationGetDescr(parent);
+  for (int i = 0; i < desc->natts; ++i) {
+    Form_pg_attribute att = TupleDescAttr(desc, i);
+    if (att->attisdropped) continue;
+    Column c;
+    c.attnum = att->attnum;
+    c.name = NameStr(att->attname);
+    c.type = att->atttypid;
+    c.typmod = att->atttypmod;
+    c.is_json = c.type == JSONOID || c.type == JSONBOID;
+    pg::guard([&] {
+      Oid input_fn = InvalidOid;
+      getTypeInputInfo(c.type, &input_fn, &c.ioparam);
+      fmgr_info_cxt(input_fn, &c.input, context_);
+      get_typlenbyvalalign(c.type, &c.typlen, &c.typbyval, &c.typalign);
+      c.array_type = get_array_type(c.type);
+    });
+    if (c.attnum == table.shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
+    by_name_.emplace(c.name, static_cast<int>(columns_.size()));
+    columns_.push_back(std::move(c));
+  }
+}
+
+Target::~Target() {
+  // Plans and contexts are PostgreSQL memory; freeing them cannot raise.
+  for (auto& [key, plan] : plans_) SPI_freeplan(plan);
+  if (context_ != nullptr) MemoryContextDelete(context_);
+}
+
+int Target::column_index(const std::string& key) const {
+  auto it = by_name_.find(key);
+  if (it != by_name_.end()) return it->second;
+  pg::fail(ERRCODE_UNDEFINED_COLUMN,
+           fmt::format("column \"{}\" of relation \"{}\" does not exist", key, table_->shape.name),
+           "Each key of a row must name a column of the table.");
+}
+
+SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
+  std::string key = batch ? "b" : "s";
+  for (int c : columns) key += fmt::format(",{}", c);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+
+  std::string names, args;
+  std::vector<Oid> types;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const Column& c = columns_[columns[i]];
+    if (batch && c.array_type == InvalidOid)
+      pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+               fmt::format("column \"{}\" has a type without an array type", c.name),
+               "partheal passes a batch as one array per column.",
+               "Append these rows one at a time.");
+    names += (i ? ", " : "") + quoted(c.name);
+    args += fmt::format("{}${}", i ? ", " : "", i + 1);
+    types.push_back(batch ? c.array_type : c.type);
+  }
+  // Every name is qualified, so the statement means the same whatever the
+  // caller's search_path.
+  std::string sql = fmt::format("INSERT INTO {}.{} ({}) {}{}", quoted(table_->shape.schema),
+                                quoted(table_->shape.name), names,
+                                table_->shape.identity_always ? "OVERRIDING SYSTEM VALUE " : "",
+                                batch ? fmt::format("SELECT * FROM pg_catalog.unnest({})", args)
+                                      : fmt::format("VALUES ({})", args));
+  SPIPlanPtr plan = pg::spi::prepare_kept(sql, static_cast<int>(types.size()), types.data());
+  plans_.emplace(key, plan);
+  return plan;
+}
+
+Target& target_for(const manage::ManagedTable& table, Relation parent) {
+  static std::unordered_map<Oid, std::pair<uint64_t, std::unique_ptr<Target>>> targets;
+  auto& slot = targets[table.shape.relid];
+  if (slot.second == nullptr || slot.first != table.generation) {
+    slot.second.reset();
+    slot.second = std::make_unique<Target>(table, parent);
+    slot.first = table.generation;
+  }
+  return *slot.second;
+}
+
+}  // namespace partheal::append

@@ -1,0 +1,62 @@
+// How to insert into one managed table: its columns' input functions and the
+// prepared INSERT for each set of columns seen. Rebuilt whenever the
+// registry rebuilds the table's entry.
+#pragma once
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "manage/registry.hpp"
+
+extern "C" {
+#include "executor/spi.h"
+}
+
+namespace partheal::append {
+
+struct Column {
+  AttrNumber attnum = InvalidAttrNumber;
+  std::string name;
+  Oid type = InvalidOid;
+  int32 typmod = -1;
+  bool is_json = false;  // json and jsonb take a value's JSON text, strings quoted
+  FmgrInfo input{};
+  Oid ioparam = InvalidOid;
+  Oid array_type = InvalidOid;
+  int16 typlen = 0;
+  bool typbyval = false;
+  char typalign = 'i';
+};
+
+class Target {
+ public:
+  Target(const manage::ManagedTable& table, Relation parent);
+  Target(const Target&) = delete;
+  Target& operator=(const Target&) = delete;
+  ~Target();
+
+  const manage::ManagedTable& table() const { return *table_; }
+  // The column a JSON key names; throws 42703 when there is none.
+  int column_index(const std::string& key) const;
+  const Column& column(int index) const { return columns_[index]; }
+  int key_index() const { return key_index_; }
+
+  // The INSERT for these columns (indexes, in attnum order): VALUES for a
+  // single row, unnest() of one array per column for a batch.
+  SPIPlanPtr plan(const std::vector<int>& columns, bool batch);
+
+ private:
+  const manage::ManagedTable* table_;
+  MemoryContext context_ = nullptr;  // owns the input functions' state
+  std::vector<Column> columns_;
+  std::unordered_map<std::string, int> by_name_;
+  int key_index_ = -1;
+  std::map<std::string, SPIPlanPtr> plans_;
+};
+
+// The target of an opened, locked, managed parent.
+Target& target_for(const manage::ManagedTable& table, Relation parent);
+
+}  // namespace partheal::append

@@ -1,0 +1,26 @@
+// partheal's own SQLSTATEs and server-log codes. They are a contract with
+// users' retry logic and log alerts: never renumber one.
+#pragma once
+
+#include "pg/postgres.hpp"
+
+namespace partheal::errors {
+
+// Permanent: the heal loop ran out. Rerunning the same append unchanged is
+// exactly what just failed.
+constexpr int kPartitionCreationBehind = MAKE_SQLSTATE('P', 'H', '0', '0', '1');
+// The worker did not answer within partheal.heal_wait_timeout.
+constexpr int kHealWaitTimeout = MAKE_SQLSTATE('P', 'H', '0', '0', '2');
+// No background worker could be started to create the partition.
+constexpr int kWorkerUnavailable = MAKE_SQLSTATE('P', 'H', '0', '0', '3');
+// The caller holds a lock that ATTACH needs; waiting would deadlock.
+constexpr int kHealLockConflict = MAKE_SQLSTATE('P', 'H', '0', '0', '4');
+// The library was not loaded through shared_preload_libraries.
+constexpr int kNotPreloaded = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+
+// Server-log codes, the first word of each line partheal writes.
+constexpr const char* kLogHeal = "PHL01";
+constexpr const char* kLogCreated = "PHL02";
+constexpr const char* kLogCreateFailed = "PHL03";
+
+}  // namespace partheal::errors

@@ -1,0 +1,90 @@
+#include "heal/bounds.hpp"
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "partitioning/partbounds.h"
+#include "partitioning/partdesc.h"
+#include "utils/partcache.h"
+}
+
+namespace partheal::heal {
+
+using pg::fail;
+using pg::guard;
+
+namespace {
+
+int64 key_datum_to_int64(Datum d, Oid type) {
+  switch (type) {
+    case INT2OID:
+      return DatumGetInt16(d);
+    case INT4OID:
+      return DatumGetInt32(d);
+    default:
+      return DatumGetInt64(d);
+  }
+}
+
+Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
+  switch (bi->kind[i][0]) {
+    case PARTITION_RANGE_DATUM_MINVALUE:
+      return Bound::min();
+    case PARTITION_RANGE_DATUM_MAXVALUE:
+      return Bound::max();
+    case PARTITION_RANGE_DATUM_VALUE:
+      break;
+  }
+  return Bound::at(key_datum_to_int64(bi->datums[i][0], type));
+}
+
+struct Snapshot {
+  PartitionBoundInfo bounds;
+  Oid key_type;
+};
+
+Snapshot read(Relation parent) {
+  return guard([&] {
+    PartitionDesc desc = RelationGetPartitionDesc(parent, true);
+    PartitionKey key = RelationGetPartitionKey(parent);
+    return Snapshot{desc->nparts > 0 ? desc->boundinfo : nullptr, key->parttypid[0]};
+  });
+}
+
+}  // namespace
+
+std::vector<Range> attached_ranges(Relation parent) {
+  Snapshot s = read(parent);
+  std::vector<Range> out;
+  if (s.bounds == nullptr) return out;
+  // indexes[i + 1] is the partition whose range ends at datums[i + 1].
+  for (int i = 0; i + 1 < s.bounds->ndatums; ++i) {
+    if (s.bounds->indexes[i + 1] < 0) continue;
+    out.push_back(Range{bound_at(s.bounds, i, s.key_type), bound_at(s.bounds, i + 1, s.key_type)});
+  }
+  return out;
+}
+
+bool routes(Relation parent, int64 id) {
+  Snapshot s = read(parent);
+  PartitionBoundInfo bi = s.bounds;
+  if (bi == nullptr) return false;
+  if (partition_bound_has_default(bi)) return true;
+  // The last bound at or below id; the partition above it, if any, holds id.
+  int lo = 0, hi = bi->ndatums - 1, found = -1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    Bound b = bound_at(bi, mid, s.key_type);
+    bool at_or_below =
+        b.kind == Bound::Kind::kMinValue || (b.kind == Bound::Kind::kValue && b.value <= id);
+    if (at_or_below) {
+      found = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return found >= 0 && bi->indexes[found + 1] >= 0;
+}
+
+}  // namespace partheal::heal

@@ -1,0 +1,22 @@
+// The partitions a parent has now, read from its relcache entry: no SQL.
+#pragma once
+
+#include <vector>
+
+#include "heal/partition_math.hpp"
+#include "pg/postgres.hpp"
+
+extern "C" {
+#include "utils/rel.h"
+}
+
+namespace partheal::heal {
+
+// Ranges of the attached range partitions, in order. Throws PgError.
+std::vector<Range> attached_ranges(Relation parent);
+
+// True when an INSERT of this key value would find a partition (a DEFAULT
+// partition takes everything). Cheap: a binary search over the bounds.
+bool routes(Relation parent, int64 id);
+
+}  // namespace partheal::heal

@@ -1,0 +1,149 @@
+#include <fmt/format.h>
+
+#include <string>
+
+#include "errors.hpp"
+#include "heal/bounds.hpp"
+#include "heal/heal_loop.hpp"
+#include "pg/boundary.hpp"
+#include "pg/subxact.hpp"
+#include "settings.hpp"
+#include "worker/requests.hpp"
+
+extern "C" {
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "storage/lmgr.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+}
+
+namespace partheal::heal {
+
+namespace {
+
+std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids) {
+  std::vector<int64> out;
+  for (int64 id : ids)
+    if (!routes(parent, id)) out.push_back(id);
+  return out;
+}
+
+std::string id_list(const std::vector<int64>& ids) {
+  constexpr size_t kShown = 10;
+  std::string out;
+  for (size_t i = 0; i < ids.size() && i < kShown; ++i)
+    out += (i ? ", " : "") + std::to_string(ids[i]);
+  if (ids.size() > kShown) out += fmt::format(" and {} more", ids.size() - kShown);
+  return out;
+}
+
+std::string qualified(const manage::TableShape& shape) {
+  return fmt::format("{}.{}", shape.schema, shape.name);
+}
+
+// ATTACH takes SHARE UPDATE EXCLUSIVE on the parent. If this transaction
+// already holds that or anything stronger, the worker would wait on us
+// while we wait on it.
+void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
+  bool conflict =
+      pg::guard([&] { return CheckRelationLockedByMe(parent, ShareUpdateExclusiveLock, true); });
+  if (conflict)
+    pg::fail(errors::kHealLockConflict,
+             fmt::format("cannot create a partition of \"{}\" while this transaction holds a "
+                         "lock that partition creation needs",
+                         qualified(table.shape)),
+             "This transaction holds SHARE UPDATE EXCLUSIVE or a stronger lock on the table; "
+             "attaching a partition needs SHARE UPDATE EXCLUSIVE.",
+             "Append before taking the stronger lock, or create the partition yourself.");
+}
+
+// One round: ask the worker for a partition for each missing partition
+// number, then make the new partitions visible to this backend.
+void heal(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& missing) {
+  refuse_self_deadlock(table, parent);
+  int64 last_number = 0;
+  bool first = true;
+  for (int64 id : missing) {
+    int64 number = partition_number(id, table.partition_size);
+    if (!first && number == last_number) continue;
+    first = false;
+    last_number = number;
+    worker::Created created =
+        worker::create_covering_partition(table.shape.relid, id, table.partition_size);
+    std::string line =
+        fmt::format("{} heal: no partition of \"{}\" for id {} (ids {}); {}", errors::kLogHeal,
+                    qualified(table.shape), id, id_list(missing),
+                    created.partition.empty()
+                        ? std::string("another session had created it")
+                        : fmt::format("created \"{}\" {}", created.partition, created.range));
+    const char* text = line.c_str();
+    pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text), errhidestmt(true))); });
+  }
+  // The worker committed; read its catalog changes before routing again.
+  pg::guard([] { AcceptInvalidationMessages(); });
+}
+
+[[noreturn]] void behind(const manage::ManagedTable& table, const std::vector<int64>& ids,
+                         int heals) {
+  pg::fail(errors::kPartitionCreationBehind,
+           fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),
+           fmt::format("Ids {} still have no partition after {} heals.", id_list(ids), heals),
+           "This error is permanent: rerunning the same append would fail the same way. Check "
+           "the server log for PHL03 lines, and raise partheal.max_retries if partitions are "
+           "being detached while rows arrive.");
+}
+
+}  // namespace
+
+bool is_routing_miss(const PgError& e) {
+  const ErrorFields& f = e.fields();
+  // A CHECK constraint names itself; routing and partition-bound failures do
+  // not. Routing names the partitioned table it failed at, a bound failure
+  // names a leaf partition.
+  if (f.sqlerrcode != ERRCODE_CHECK_VIOLATION || !f.constraint_name.empty() ||
+      f.table_name.empty() || f.schema_name.empty())
+    return false;
+  const char* schema = f.schema_name.c_str();
+  const char* table = f.table_name.c_str();
+  char kind = pg::guard([&] {
+    Oid ns = get_namespace_oid(schema, true);
+    Oid rel = ns == InvalidOid ? InvalidOid : get_relname_relid(table, ns);
+    return rel == InvalidOid ? '\0' : get_rel_relkind(rel);
+  });
+  return kind == RELKIND_PARTITIONED_TABLE;
+}
+
+void insert_until_covered(const manage::ManagedTable& table, Relation parent,
+                          const std::vector<int64>& ids, const std::function<void()>& insert) {
+  const int max_heals = 1 + settings::max_retries;
+  int heals = 0;
+  int misses = 0;  // routing misses after a heal, bounded like the heals
+  for (;;) {
+    std::vector<int64> missing = unrouted(parent, ids);
+    if (!missing.empty()) {
+      if (heals == max_heals) behind(table, missing, heals);
+      ++heals;
+      heal(table, parent, missing);
+      continue;
+    }
+    if (heals == 0) {
+      // The fast path: every partition exists, so no subtransaction and no
+      // extra XID. A partition detached since the check fails the statement
+      // as a plain INSERT would.
+      insert();
+      return;
+    }
+    // After a heal, rerun inside a subtransaction so that a partition lost
+    // again (detached, or a heal that covered only a gap) is healed too.
+    try {
+      pg::in_subtransaction(insert);
+      return;
+    } catch (const PgError& e) {
+      if (!is_routing_miss(e)) throw;
+      if (++misses >= max_heals) behind(table, ids, heals);
+    }
+  }
+}
+
+}  // namespace partheal::heal

@@ -1,0 +1,22 @@
+// The one heal loop. Every append path (a single row, a batch, many calls in
+// one transaction) runs its insert through insert_until_covered.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "manage/registry.hpp"
+
+namespace partheal::heal {
+
+// Runs insert() once every id has a partition. A missing partition is
+// created (by the worker, committed at once) and the insert runs again at
+// once; the loop allows one heal for the boundary plus partheal.max_retries.
+void insert_until_covered(const manage::ManagedTable& table, Relation parent,
+                          const std::vector<int64>& ids, const std::function<void()>& insert);
+
+// A 23514 raised by tuple routing, told apart from CHECK and partition
+// constraint violations by the ErrorData fields, never by message text.
+bool is_routing_miss(const PgError& e);
+
+}  // namespace partheal::heal

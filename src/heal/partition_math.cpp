@@ -1,0 +1,87 @@
+#include "heal/partition_math.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace partheal::heal {
+
+namespace {
+
+using Wide = __int128;  // room for n*size and (n+1)*size at the ends of int64
+
+// Orders bounds as PostgreSQL does: MINVALUE < every value < MAXVALUE.
+Wide rank(const Bound& b) {
+  constexpr Wide kBelow = -(static_cast<Wide>(1) << 100);
+  constexpr Wide kAbove = static_cast<Wide>(1) << 100;
+  switch (b.kind) {
+    case Bound::Kind::kMinValue:
+      return kBelow;
+    case Bound::Kind::kMaxValue:
+      return kAbove;
+    case Bound::Kind::kValue:
+      break;
+  }
+  return b.value;
+}
+
+}  // namespace
+
+int64_t partition_number(int64_t id, int64_t size) {
+  int64_t q = id / size;
+  if (id % size != 0 && id < 0) --q;
+  return q;
+}
+
+bool contains(const Range& r, int64_t id) {
+  return rank(r.lower) <= id && id < rank(r.upper);
+}
+
+bool covered(const std::vector<Range>& existing, int64_t id) {
+  return std::any_of(existing.begin(), existing.end(),
+                     [id](const Range& r) { return contains(r, id); });
+}
+
+Range covering_range(int64_t id, int64_t size, const std::vector<Range>& existing, int64_t type_min,
+                     int64_t type_max) {
+  Wide lo = static_cast<Wide>(partition_number(id, size)) * size;
+  Wide hi = lo + size;
+  for (const Range& r : existing) {
+    Wide upper = rank(r.upper);
+    Wide lower = rank(r.lower);
+    if (upper <= id) lo = std::max(lo, upper);
+    if (lower > id) hi = std::min(hi, lower);
+  }
+  Range out;
+  out.lower = lo <= type_min ? Bound::min() : Bound::at(static_cast<int64_t>(lo));
+  out.upper = hi > type_max ? Bound::max() : Bound::at(static_cast<int64_t>(hi));
+  return out;
+}
+
+std::string partition_suffix(const Bound& lower) {
+  switch (lower.kind) {
+    case Bound::Kind::kMinValue:
+      return "_pmin";
+    case Bound::Kind::kMaxValue:
+      return "_pmax";
+    case Bound::Kind::kValue:
+      break;
+  }
+  if (lower.value >= 0) return "_p" + std::to_string(lower.value);
+  // Written digit by digit so that INT64_MIN needs no negation.
+  std::string digits = std::to_string(lower.value);
+  return "_pm" + digits.substr(1);
+}
+
+std::string bound_sql(const Bound& b) {
+  switch (b.kind) {
+    case Bound::Kind::kMinValue:
+      return "MINVALUE";
+    case Bound::Kind::kMaxValue:
+      return "MAXVALUE";
+    case Bound::Kind::kValue:
+      break;
+  }
+  return std::to_string(b.value);
+}
+
+}  // namespace partheal::heal

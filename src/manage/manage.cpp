@@ -1,0 +1,108 @@
+// partheal_manage, partheal_unmanage: the registration of a parent table.
+#include <fmt/format.h>
+
+#include "manage/registry.hpp"
+#include "manage/shape.hpp"
+#include "pg/boundary.hpp"
+#include "pg/guc_scope.hpp"
+#include "pg/spi.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+}
+
+namespace partheal::manage {
+
+namespace {
+
+// Opens the parent and checks that the caller owns it: the owner alone may
+// decide that partheal creates partitions in it.
+Relation open_owned(FunctionCallInfo fcinfo) {
+  if (PG_ARGISNULL(0))
+    pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "parent must not be NULL", {},
+             "Name a partitioned table, for example 'public.events'.");
+  Oid relid = PG_GETARG_OID(0);
+  Relation rel = pg::guard([&] { return relation_open(relid, AccessShareLock); });
+  pg::guard([&] {
+    if (!pg_class_ownercheck(relid, GetUserId()))
+      aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(rel->rd_rel->relkind),
+                     RelationGetRelationName(rel));
+  });
+  return rel;
+}
+
+void write_config(const std::string& sql, Oid relid, const int64* size) {
+  Oid types[] = {OIDOID, INT8OID};
+  Datum values[] = {ObjectIdGetDatum(relid), Int64GetDatum(size != nullptr ? *size : 0)};
+  struct Work {
+    const std::string* sql;
+    pg::spi::Args args;
+  } work{&sql, {size != nullptr ? 2 : 1, types, values, nullptr}};
+  int level = pg::enter_safe_search_path();
+  pg::spi::connect();
+  as_extension_owner(
+      [](void* ctx) {
+        auto* w = static_cast<Work*>(ctx);
+        pg::spi::execute(*w->sql, w->args.count == 2 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
+      },
+      &work);
+  pg::spi::finish();
+  pg::leave_guc_level(level);
+  // Every backend's cached registration of this table is now stale.
+  pg::guard([&] { CacheInvalidateRelcacheByRelid(relid); });
+}
+
+}  // namespace
+
+}  // namespace partheal::manage
+
+using namespace partheal;
+
+PARTHEAL_SQL_FUNCTION(partheal_manage) {
+  settings::require_preloaded();
+  Relation rel = manage::open_owned(fcinfo);
+  if (PG_ARGISNULL(1))
+    pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "partition_size must not be NULL", {},
+             "Give the number of ids each partition holds, for example 100000.");
+  int64 size = PG_GETARG_INT64(1);
+  if (size <= 0)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("partition_size must be greater than zero, not {}", size), {},
+             "Give the number of ids each partition holds, for example 100000.");
+  manage::TableShape shape = manage::describe(rel);
+  if (shape.has_default_partition)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("\"{}\" has a DEFAULT partition", shape.name),
+             "Rows without a partition of their own go to the DEFAULT partition, so no partition "
+             "would ever be missing, and every new partition would have to scan it.",
+             "Detach the DEFAULT partition before registering the table.");
+  pg::guard([&] { relation_close(rel, NoLock); });
+
+  std::string sql = fmt::format(
+      "INSERT INTO {}.partheal_config (parent, partition_size) VALUES ($1, $2) "
+      "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size",
+      manage::extension_schema_sql());
+  manage::write_config(sql, shape.relid, &size);
+  PG_RETURN_VOID();
+}
+
+PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
+  settings::require_preloaded();
+  Relation rel = manage::open_owned(fcinfo);
+  Oid relid = RelationGetRelid(rel);
+  std::string name = RelationGetRelationName(rel);
+  pg::guard([&] { relation_close(rel, NoLock); });
+  if (!manage::configured_size(relid))
+    pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+             fmt::format("\"{}\" is not managed by partheal", name));
+  std::string sql = fmt::format("DELETE FROM {}.partheal_config WHERE parent = $1",
+                                manage::extension_schema_sql());
+  manage::write_config(sql, relid, nullptr);
+  PG_RETURN_VOID();
+}

@@ -1,0 +1,145 @@
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "manage/registry.hpp"
+#include "pg/boundary.hpp"
+#include "pg/spi.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+}
+
+namespace partheal::manage {
+
+using pg::fail;
+using pg::guard;
+
+namespace {
+
+struct Entry {
+  ManagedTable table;
+  bool stale = false;
+};
+
+std::unordered_map<Oid, Entry>& cache() {
+  static std::unordered_map<Oid, Entry> entries;
+  return entries;
+}
+
+uint64_t next_generation = 1;
+
+// Runs inside PostgreSQL's invalidation processing: marks, never allocates.
+void on_relcache_invalidation(Datum, Oid relid) noexcept {
+  for (auto& [oid, entry] : cache())
+    if (relid == InvalidOid || oid == relid) entry.stale = true;
+}
+
+struct ExtensionRow {
+  Oid owner;
+  Oid schema;
+};
+
+// pg_extension's row for partheal. PostgreSQL 15 exports no lookup of an
+// extension's schema, so the catalog is read directly.
+ExtensionRow extension_row() {
+  ExtensionRow row{InvalidOid, InvalidOid};
+  bool found = guard([&] {
+    Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+                CStringGetDatum("partheal"));
+    SysScanDesc scan = systable_beginscan(rel, ExtensionNameIndexId, true, nullptr, 1, &key);
+    HeapTuple tuple = systable_getnext(scan);
+    bool ok = HeapTupleIsValid(tuple);
+    if (ok) {
+      auto* ext = reinterpret_cast<Form_pg_extension>(GETSTRUCT(tuple));
+      row.owner = ext->extowner;
+      row.schema = ext->extnamespace;
+    }
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+    return ok;
+  });
+  if (!found)
+    fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+         "extension \"partheal\" is not installed in this database", {},
+         "Run CREATE EXTENSION partheal.");
+  return row;
+}
+
+}  // namespace
+
+std::string extension_schema_sql() {
+  Oid schema = extension_row().schema;
+  return guard([&] { return quote_identifier(get_namespace_name(schema)); });
+}
+
+std::optional<int64> configured_size(Oid relid) {
+  std::string sql = fmt::format("SELECT partition_size FROM {}.partheal_config WHERE parent = $1",
+                                extension_schema_sql());
+  Oid types[] = {OIDOID};
+  Datum values[] = {ObjectIdGetDatum(relid)};
+  pg::spi::connect();
+  uint64 rows = pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
+  std::optional<int64> size;
+  if (rows > 0) {
+    std::optional<Datum> d = pg::spi::value(0, 1);
+    if (d) size = DatumGetInt64(*d);
+  }
+  pg::spi::finish();
+  return size;
+}
+
+const ManagedTable* lookup(Relation parent) {
+  Oid relid = RelationGetRelid(parent);
+  auto& entries = cache();
+  auto it = entries.find(relid);
+  if (it != entries.end() && !it->second.stale) return &it->second.table;
+
+  std::optional<int64> size = configured_size(relid);
+  if (!size) {
+    if (it != entries.end()) entries.erase(it);
+    return nullptr;
+  }
+  Entry entry;
+  entry.table.shape = describe(parent);
+  entry.table.partition_size = *size;
+  entry.table.generation = next_generation++;
+  Entry& stored = entries[relid];
+  stored = std::move(entry);
+  return &stored.table;
+}
+
+void as_extension_owner(void (*f)(void*), void* ctx) {
+  Oid owner = extension_row().owner;
+  Oid saved_user = InvalidOid;
+  int saved_context = 0;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  guard([&] { SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE); });
+  try {
+    f(ctx);
+  } catch (...) {
+    SetUserIdAndSecContext(saved_user, saved_context);
+    throw;
+  }
+  SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+void install_invalidation_callback() {
+  CacheRegisterRelcacheCallback(on_relcache_invalidation, Datum(0));
+}
+
+}  // namespace partheal::manage

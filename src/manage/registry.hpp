@@ -1,0 +1,37 @@
+// The managed tables this backend has seen, cached until a relcache
+// invalidation of the parent says the table, its partitions or its
+// registration changed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "manage/shape.hpp"
+#include "pg/boundary.hpp"
+
+namespace partheal::manage {
+
+struct ManagedTable {
+  TableShape shape;
+  int64 partition_size = 0;
+  uint64_t generation = 0;  // changes whenever the entry is rebuilt
+};
+
+// The registration of an opened, locked parent, or nullptr if it has none.
+// The pointer is valid until the next invalidation is processed.
+const ManagedTable* lookup(Relation parent);
+
+// The partition_size in the config table, read with SPI.
+std::optional<int64> configured_size(Oid relid);
+
+// The schema partheal's objects live in, quoted for SQL.
+std::string extension_schema_sql();
+
+// Runs f as the extension's owner, who owns the config table: the caller of
+// partheal_manage may register a table without writing the config directly.
+void as_extension_owner(void (*f)(void*), void* ctx);
+
+void install_invalidation_callback();
+
+}  // namespace partheal::manage

@@ -1,0 +1,121 @@
+// _PG_init: the GUCs, the shared memory and the hooks. The library owns
+// shared memory and a background worker, so it must be preloaded.
+#include <fmt/format.h>
+
+#include <climits>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "errors.hpp"
+#include "manage/registry.hpp"
+#include "pg/boundary.hpp"
+#include "settings.hpp"
+#include "worker/requests.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+}
+
+PG_MODULE_MAGIC;
+
+namespace partheal::settings {
+
+int max_retries = 3;
+int ddl_lock_timeout_ms = 2000;
+int heal_wait_timeout_ms = 10000;
+
+namespace {
+bool loaded_at_startup = false;
+}
+
+bool preloaded() {
+  return loaded_at_startup;
+}
+
+void require_preloaded() {
+  if (loaded_at_startup) return;
+  pg::fail(errors::kNotPreloaded, "partheal must be loaded via shared_preload_libraries",
+           "partheal keeps shared memory and starts background workers, which only a library "
+           "loaded at server start can do.",
+           "Add partheal to shared_preload_libraries in postgresql.conf and restart the server.");
+}
+
+}  // namespace partheal::settings
+
+namespace {
+
+shmem_request_hook_type previous_shmem_request = nullptr;
+shmem_startup_hook_type previous_shmem_startup = nullptr;
+
+void on_shmem_request() {
+  if (previous_shmem_request) previous_shmem_request();
+  partheal::worker::request_shared_memory();
+}
+
+void on_shmem_startup() {
+  if (previous_shmem_startup) previous_shmem_startup();
+  partheal::worker::init_shared_memory();
+}
+
+void define_gucs() {
+  using partheal::settings::ddl_lock_timeout_ms;
+  using partheal::settings::heal_wait_timeout_ms;
+  using partheal::settings::max_retries;
+  DefineCustomIntVariable(
+      "partheal.max_retries", "Heals allowed beyond the first before an append gives up (PH001).",
+      nullptr, &max_retries, 3, 0, 100, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("partheal.ddl_lock_timeout",
+                          "lock_timeout for the worker's advisory lock and partition DDL.", nullptr,
+                          &ddl_lock_timeout_ms, 2000, 1, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
+                          nullptr, nullptr);
+  DefineCustomIntVariable("partheal.heal_wait_timeout",
+                          "How long an append waits for the worker to create a partition (PH002).",
+                          nullptr, &heal_wait_timeout_ms, 10000, 1, INT_MAX, PGC_USERSET,
+                          GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  MarkGUCPrefixReserved("partheal");
+}
+
+}  // namespace
+
+extern "C" {
+
+PGDLLEXPORT void _PG_init(void);
+void _PG_init(void) {
+  define_gucs();
+  partheal::manage::install_invalidation_callback();
+  if (!process_shared_preload_libraries_in_progress) return;
+  partheal::settings::loaded_at_startup = true;
+  previous_shmem_request = shmem_request_hook;
+  shmem_request_hook = on_shmem_request;
+  previous_shmem_startup = shmem_startup_hook;
+  shmem_startup_hook = on_shmem_startup;
+}
+
+}  // extern "C"
+
+// Fails at CREATE EXTENSION when the library was not preloaded.
+PARTHEAL_SQL_FUNCTION(partheal_require_preload) {
+  partheal::settings::require_preloaded();
+  (void)fcinfo;
+  PG_RETURN_VOID();
+}
+
+// Raises a C++ exception of the named kind, so the tests can prove that each
+// one reaches the client as an ERROR with a fitting SQLSTATE, never a crash.
+PARTHEAL_SQL_FUNCTION(partheal_boundary_selftest) {
+  std::string kind = partheal::pg::guard([&] { return text_to_cstring(PG_GETARG_TEXT_PP(0)); });
+  if (kind == "bad_alloc") throw std::bad_alloc();
+  if (kind == "fmt") (void)fmt::format(fmt::runtime("{:d}"), "not a number");
+  if (kind == "runtime_error") throw std::runtime_error("a runtime_error from C++");
+  if (kind == "unknown") throw 42;
+  if (kind == "postgres")
+    partheal::pg::guard([] {
+      ereport(ERROR, (errcode(ERRCODE_DIVISION_BY_ZERO), errmsg("a PostgreSQL error"),
+                      errdetail("raised under a guard"), errhint("and raised again unchanged")));
+    });
+  PG_RETURN_VOID();
+}

@@ -1,0 +1,166 @@
+#include <fmt/format.h>
+
+#include <cstring>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "utils/elog.h"
+#include "utils/memutils.h"
+}
+
+namespace partheal::pg {
+
+namespace {
+
+std::string text_or_empty(const char* s) {
+  return s != nullptr ? std::string(s) : std::string();
+}
+
+ErrorFields fields_of(const ErrorData* e) {
+  ErrorFields f;
+  f.sqlerrcode = e->sqlerrcode;
+  f.message = text_or_empty(e->message);
+  f.detail = text_or_empty(e->detail);
+  f.hint = text_or_empty(e->hint);
+  f.context = text_or_empty(e->context);
+  f.schema_name = text_or_empty(e->schema_name);
+  f.table_name = text_or_empty(e->table_name);
+  f.column_name = text_or_empty(e->column_name);
+  f.datatype_name = text_or_empty(e->datatype_name);
+  f.constraint_name = text_or_empty(e->constraint_name);
+  return f;
+}
+
+// Allocation here must never raise: it runs while a C++ exception is being
+// handled, so an ereport would longjmp out of a catch block. On failure the
+// field is dropped; ThrowErrorData then reports what is left.
+char* copy_or_null(const char* s) noexcept {
+  if (s == nullptr || *s == '\0') return nullptr;
+  size_t len = std::strlen(s);
+  auto* out = static_cast<char*>(palloc_extended(len + 1, MCXT_ALLOC_NO_OOM));
+  if (out != nullptr) std::memcpy(out, s, len + 1);
+  return out;
+}
+
+ErrorData* make_errordata(int sqlerrcode, const char* message, const char* detail = nullptr,
+                          const char* hint = nullptr) noexcept {
+  static ErrorData out_of_memory;  // the answer when even the ErrorData cannot be allocated
+  auto* e = static_cast<ErrorData*>(
+      palloc_extended(sizeof(ErrorData), MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO));
+  if (e == nullptr) {
+    out_of_memory = ErrorData{};
+    out_of_memory.elevel = ERROR;
+    out_of_memory.sqlerrcode = ERRCODE_OUT_OF_MEMORY;
+    out_of_memory.message = const_cast<char*>("out of memory");
+    return &out_of_memory;
+  }
+  e->elevel = ERROR;
+  e->filename = __FILE__;
+  e->lineno = __LINE__;
+  e->funcname = "partheal boundary";
+  e->sqlerrcode = sqlerrcode;
+  e->message = copy_or_null(message);
+  e->detail = copy_or_null(detail);
+  e->hint = copy_or_null(hint);
+  if (e->message == nullptr) e->message = const_cast<char*>("out of memory");
+  return e;
+}
+
+ErrorData* errordata_of(const ErrorFields& f) noexcept {
+  ErrorData* e = make_errordata(f.sqlerrcode, f.message.c_str(), f.detail.c_str(), f.hint.c_str());
+  if (e->filename == nullptr) return e;  // the static out-of-memory answer
+  e->context = copy_or_null(f.context.c_str());
+  e->schema_name = copy_or_null(f.schema_name.c_str());
+  e->table_name = copy_or_null(f.table_name.c_str());
+  e->column_name = copy_or_null(f.column_name.c_str());
+  e->datatype_name = copy_or_null(f.datatype_name.c_str());
+  e->constraint_name = copy_or_null(f.constraint_name.c_str());
+  return e;
+}
+
+[[noreturn]] void throw_errordata(ErrorData* e) {
+  ThrowErrorData(e);
+  // ThrowErrorData returns only for levels below ERROR, which partheal never builds.
+  elog(ERROR, "partheal: an error was not raised");
+  pg_unreachable();
+}
+
+Datum run_sql_body(FunctionCallInfo fcinfo, SqlBody body, ErrorData** failure) noexcept {
+  try {
+    return body(fcinfo);
+  } catch (...) {
+    *failure = current_exception_as_errordata();
+    return Datum(0);
+  }
+}
+
+void run_worker_body(WorkerBody body, Datum arg, ErrorData** failure) noexcept {
+  try {
+    body(arg);
+  } catch (...) {
+    *failure = current_exception_as_errordata();
+  }
+}
+
+}  // namespace
+
+void run_guarded(void (*fn)(void*), void* ctx) {
+  MemoryContext caller_context = CurrentMemoryContext;
+  ErrorData* volatile caught = nullptr;
+  PG_TRY();
+  { fn(ctx); }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(caller_context);
+    caught = CopyErrorData();
+    FlushErrorState();
+  }
+  PG_END_TRY();
+  if (caught == nullptr) return;
+  // The sigsetjmp frame is gone; from here on C++ rules apply.
+  ErrorData* e = caught;
+  ErrorFields fields = fields_of(e);
+  FreeErrorData(e);
+  throw PgError(std::move(fields));
+}
+
+void fail(int sqlerrcode, std::string message, std::string detail, std::string hint) {
+  throw PgError(sqlerrcode, std::move(message), std::move(detail), std::move(hint));
+}
+
+ErrorData* current_exception_as_errordata() noexcept {
+  try {
+    throw;
+  } catch (const PgError& e) {
+    return errordata_of(e.fields());
+  } catch (const std::bad_alloc&) {
+    return make_errordata(ERRCODE_OUT_OF_MEMORY, "out of memory",
+                          "partheal could not allocate memory in C++ code.");
+  } catch (const fmt::format_error& e) {
+    return make_errordata(ERRCODE_INTERNAL_ERROR, "partheal: message formatting failed", e.what());
+  } catch (const std::exception& e) {
+    return make_errordata(ERRCODE_INTERNAL_ERROR, "partheal: internal error", e.what());
+  } catch (...) {
+    return make_errordata(ERRCODE_INTERNAL_ERROR, "partheal: internal error",
+                          "An exception of unknown type reached the boundary.");
+  }
+}
+
+Datum enter_sql(FunctionCallInfo fcinfo, SqlBody body) {
+  ErrorData* failure = nullptr;
+  Datum result = run_sql_body(fcinfo, body, &failure);
+  if (failure != nullptr) throw_errordata(failure);
+  return result;
+}
+
+void enter_worker(WorkerBody body, Datum arg) {
+  ErrorData* failure = nullptr;
+  run_worker_body(body, arg, &failure);
+  if (failure != nullptr) throw_errordata(failure);
+}
+
+}  // namespace partheal::pg

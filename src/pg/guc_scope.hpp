@@ -1,0 +1,16 @@
+// A GUC nesting level for partheal's own SQL: search_path pinned to
+// pg_catalog, and optionally a lock_timeout. The settings last until leave()
+// or until the (sub)transaction that was current at enter() aborts.
+#pragma once
+
+#include <string>
+
+#include "pg/postgres.hpp"
+
+namespace partheal::pg {
+
+int enter_safe_search_path();
+void set_local(const char* name, const std::string& value);
+void leave_guc_level(int level);
+
+}  // namespace partheal::pg

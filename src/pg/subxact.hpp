@@ -1,0 +1,44 @@
+// Runs a unit of work in an internal subtransaction, so that its PostgreSQL
+// error can be caught and the work retried. Costs an XID only if the work
+// writes, so partheal uses it on the slow path alone.
+#pragma once
+
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "access/xact.h"
+#include "utils/resowner.h"
+}
+
+namespace partheal::pg {
+
+template <typename F>
+void in_subtransaction(F&& body) {
+  MemoryContext context = CurrentMemoryContext;
+  ResourceOwner owner = CurrentResourceOwner;
+  auto restore = [&] {
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+  };
+  guard([&] {
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(context);
+  });
+  try {
+    body();
+  } catch (...) {
+    // The error state was flushed by guard(); rolling back the subtransaction
+    // is what makes it safe to go on using this backend.
+    guard([&] {
+      RollbackAndReleaseCurrentSubTransaction();
+      restore();
+    });
+    throw;
+  }
+  guard([&] {
+    ReleaseCurrentSubTransaction();
+    restore();
+  });
+}
+
+}  // namespace partheal::pg

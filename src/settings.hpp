@@ -1,0 +1,15 @@
+// partheal's GUCs, registered in _PG_init (src/partheal.cpp).
+#pragma once
+
+namespace partheal::settings {
+
+extern int max_retries;           // partheal.max_retries
+extern int ddl_lock_timeout_ms;   // partheal.ddl_lock_timeout
+extern int heal_wait_timeout_ms;  // partheal.heal_wait_timeout
+
+// True when the library was loaded through shared_preload_libraries.
+bool preloaded();
+// Fails with a HINT naming the setting when it was not.
+void require_preloaded();
+
+}  // namespace partheal::settings

@@ -1,0 +1,229 @@
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "errors.hpp"
+#include "pg/boundary.hpp"
+#include "settings.hpp"
+#include "worker/requests.hpp"
+#include "worker/shared.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/shmem.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
+namespace partheal::worker {
+
+namespace {
+
+Shared* state = nullptr;
+
+Size shared_size() {
+  Size size = add_size(sizeof(Shared), mul_size(sizeof(Request), MaxBackends));
+  return add_size(size, mul_size(sizeof(WorkerSlot), max_worker_processes));
+}
+
+std::string table_name(Oid relid) {
+  const char* name = pg::guard([&] { return get_rel_name(relid); });
+  return name != nullptr ? name : fmt::format("relation {}", relid);
+}
+
+void forget_starting_worker(Oid dboid) {
+  Shared& s = shared();
+  pg::guard([&] {
+    LWLockAcquire(s.lock, LW_EXCLUSIVE);
+    WorkerSlot* w = find_worker(dboid);
+    if (w != nullptr && w->starting && w->proc == nullptr) w->dboid = InvalidOid;
+    LWLockRelease(s.lock);
+  });
+}
+
+void start_worker(Oid dboid) {
+  BackgroundWorker bgw;
+  std::memset(&bgw, 0, sizeof(bgw));
+  bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+  bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+  bgw.bgw_restart_time = BGW_NEVER_RESTART;  // backends start it again on demand
+  strlcpy(bgw.bgw_library_name, "partheal", BGW_MAXLEN);
+  strlcpy(bgw.bgw_function_name, "partheal_worker_main", BGW_MAXLEN);
+  strlcpy(bgw.bgw_type, "partheal worker", BGW_MAXLEN);
+  std::string name = fmt::format("partheal worker for database {}", dboid);
+  strlcpy(bgw.bgw_name, name.c_str(), BGW_MAXLEN);
+  bgw.bgw_main_arg = ObjectIdGetDatum(dboid);
+  bgw.bgw_notify_pid = MyProcPid;
+
+  BackgroundWorkerHandle* handle = nullptr;
+  pid_t pid = 0;
+  BgwHandleStatus status = BGWH_STOPPED;
+  bool registered = pg::guard([&] { return RegisterDynamicBackgroundWorker(&bgw, &handle); });
+  if (registered) status = pg::guard([&] { return WaitForBackgroundWorkerStartup(handle, &pid); });
+  if (status == BGWH_STARTED) return;
+  forget_starting_worker(dboid);
+  pg::fail(errors::kWorkerUnavailable, "could not start a partheal worker",
+           registered ? "The postmaster did not start the worker."
+                      : fmt::format("All max_worker_processes ({}) background worker slots are "
+                                    "in use.",
+                                    max_worker_processes),
+           "Raise max_worker_processes and restart the server.");
+}
+
+// Wakes the worker of dboid, starting one if there is none.
+void wake_or_start_worker(Oid dboid) {
+  Shared& s = shared();
+  enum { kWoken, kStart, kFull } outcome = kWoken;
+  pg::guard([&] {
+    LWLockAcquire(s.lock, LW_EXCLUSIVE);
+    WorkerSlot* w = find_worker(dboid);
+    if (w != nullptr) {
+      if (w->proc != nullptr) SetLatch(&w->proc->procLatch);
+    } else {
+      outcome = kFull;
+      for (int i = 0; i < s.nworkers; ++i) {
+        if (s.workers[i].dboid != InvalidOid) continue;
+        s.workers[i] = WorkerSlot{dboid, true, nullptr};
+        outcome = kStart;
+        break;
+      }
+    }
+    LWLockRelease(s.lock);
+  });
+  if (outcome == kFull)
+    pg::fail(errors::kWorkerUnavailable, "could not start a partheal worker",
+             fmt::format("Each of the {} worker slots serves another database.", s.nworkers),
+             "Raise max_worker_processes and restart the server.");
+  if (outcome == kStart) start_worker(dboid);
+}
+
+bool worker_present(Oid dboid) {
+  Shared& s = shared();
+  return pg::guard([&] {
+    LWLockAcquire(s.lock, LW_SHARED);
+    bool present = find_worker(dboid) != nullptr;
+    LWLockRelease(s.lock);
+    return present;
+  });
+}
+
+// Gives up on a request: a late answer to it is then dropped.
+void abandon(Request& r, uint64 generation) noexcept {
+  SpinLockAcquire(&r.mutex);
+  if (r.generation == generation) r.state = RequestState::kFree;
+  SpinLockRelease(&r.mutex);
+}
+
+[[noreturn]] void raise_worker_error(const Answer& a, Oid relid, int64 id) {
+  std::string table = table_name(relid);
+  std::string hint = a.hint;
+  if (hint.empty() && a.sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+    hint =
+        "Another session holds a lock on the table that partition creation needs; "
+        "partheal.ddl_lock_timeout bounds the wait. Retry once it is released.";
+  pg::fail(
+      a.sqlerrcode,
+      fmt::format("could not create the partition of \"{}\" for id {}: {}", table, id, a.message),
+      a.detail, hint);
+}
+
+}  // namespace
+
+Shared& shared() {
+  return *state;
+}
+
+WorkerSlot* find_worker(Oid dboid) {
+  for (int i = 0; i < state->nworkers; ++i)
+    if (state->workers[i].dboid == dboid) return &state->workers[i];
+  return nullptr;
+}
+
+Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
+  settings::require_preloaded();
+  Shared& s = shared();
+  Request& r = s.requests[MyBackendId - 1];
+  SpinLockAcquire(&r.mutex);
+  uint64 generation = ++r.generation;
+  r.state = RequestState::kPending;
+  r.dboid = MyDatabaseId;
+  r.relid = relid;
+  r.id = id;
+  r.partition_size = partition_size;
+  r.answer = Answer{};
+  SpinLockRelease(&r.mutex);
+
+  TimestampTz deadline =
+      TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::heal_wait_timeout_ms);
+  Answer answer;
+  bool answered = false;
+  try {
+    wake_or_start_worker(MyDatabaseId);
+    pg::guard([&] { ConditionVariablePrepareToSleep(&r.answered); });
+    for (;;) {
+      SpinLockAcquire(&r.mutex);
+      if (r.generation == generation && r.state == RequestState::kDone) {
+        answer = r.answer;
+        r.state = RequestState::kFree;
+        answered = true;
+      }
+      SpinLockRelease(&r.mutex);
+      if (answered) break;
+      long remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+      if (remaining <= 0) break;
+      // A worker that died leaves its pending requests behind: start another.
+      if (!worker_present(MyDatabaseId)) wake_or_start_worker(MyDatabaseId);
+      pg::guard([&] {
+        (void)ConditionVariableTimedSleep(&r.answered, Min(remaining, 1000L), PG_WAIT_EXTENSION);
+      });
+    }
+    pg::guard([] { ConditionVariableCancelSleep(); });
+  } catch (...) {
+    abandon(r, generation);
+    throw;
+  }
+  if (!answered) {
+    abandon(r, generation);
+    std::string table = table_name(relid);
+    pg::fail(errors::kHealWaitTimeout,
+             fmt::format("timed out waiting for the partition of \"{}\" for id {}", table, id),
+             fmt::format("The partheal worker did not answer within partheal.heal_wait_timeout "
+                         "({} ms).",
+                         settings::heal_wait_timeout_ms),
+             "Check the server log for the worker's messages, and raise "
+             "partheal.heal_wait_timeout if partition creation is slow.");
+  }
+  if (answer.sqlerrcode != 0) raise_worker_error(answer, relid, id);
+  return Created{answer.partition, answer.range};
+}
+
+void request_shared_memory() {
+  RequestAddinShmemSpace(shared_size());
+  RequestNamedLWLockTranche("partheal", 1);
+}
+
+void init_shared_memory() {
+  bool found = false;
+  LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+  Size size = shared_size();
+  state = static_cast<Shared*>(ShmemInitStruct("partheal", size, &found));
+  if (!found) {
+    std::memset(static_cast<void*>(state), 0, size);
+    state->lock = &(GetNamedLWLockTranche("partheal"))->lock;
+    state->nrequests = MaxBackends;
+    state->nworkers = max_worker_processes;
+    state->requests = reinterpret_cast<Request*>(state + 1);
+    state->workers = reinterpret_cast<WorkerSlot*>(state->requests + MaxBackends);
+    for (int i = 0; i < state->nrequests; ++i) {
+      SpinLockInit(&state->requests[i].mutex);
+      ConditionVariableInit(&state->requests[i].answered);
+    }
+  }
+  LWLockRelease(AddinShmemInitLock);
+}
+
+}  // namespace partheal::worker
