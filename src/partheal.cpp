@@ -20,7 +20,9 @@ extern "C" {
 #include "utils/guc.h"
 }
 
+extern "C" {
 PG_MODULE_MAGIC;
+}
 
 namespace partheal::settings {
 

@@ -9,7 +9,6 @@
 #include "heal/heal_loop.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
-#include "pg/guc_scope.hpp"
 #include "pg/spi.hpp"
 #include "settings.hpp"
 
@@ -168,14 +167,15 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     nulls = rows.nulls;
   }
 
-  int level = pg::enter_safe_search_path();
+  // No search_path is pinned here: every name in the INSERT is qualified and
+  // it has no operators, so the path cannot change what it means, while the
+  // table's own triggers and defaults see the session's path, as with INSERT.
   pg::spi::connect();
   SPIPlanPtr plan = target.plan(rows.columns, batch);
   heal::insert_until_covered(*table, parent, ids, [&] {
     pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
   });
   pg::spi::finish();
-  pg::leave_guc_level(level);
   pg::guard([&] { relation_close(parent, NoLock); });
 
   append::return_ids(fcinfo, ids);

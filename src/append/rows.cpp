@@ -43,6 +43,11 @@ const char* kind_name(enum jbvType type) {
   }
 }
 
+std::string with_article(enum jbvType type) {
+  std::string kind = kind_name(type);
+  return (kind == "array" || kind == "object" ? "an " : "a ") + kind;
+}
+
 // Walks one object's keys; nested values come back whole (jbvBinary).
 void read_object(const Target& target, JsonbContainer* object, int row, std::vector<Cell>& cells) {
   JsonbIterator* it = pg::guard([&] { return JsonbIteratorInit(object); });
@@ -94,7 +99,7 @@ Rows read_rows(const Target& target, Jsonb* json) {
     JsonbValue scalar;
     pg::guard([&] { (void)JsonbExtractScalar(root, &scalar); });
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
-             fmt::format("rows must be a JSON object or array, not a {}", kind_name(scalar.type)),
+             fmt::format("rows must be a JSON object or array, not {}", with_article(scalar.type)),
              {}, kRowsHint);
   }
   if (JB_ROOT_IS_OBJECT(json)) {
@@ -110,8 +115,8 @@ Rows read_rows(const Target& target, Jsonb* json) {
       bool is_object = v.type == jbvBinary && JsonContainerIsObject(v.val.binary.data);
       if (!is_object)
         pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
-                 fmt::format("element {} of rows is a {}, not an object", rows.count + 1,
-                             v.type == jbvBinary ? "array" : kind_name(v.type)),
+                 fmt::format("element {} of rows is {}, not an object", rows.count + 1,
+                             v.type == jbvBinary ? "an array" : with_article(v.type)),
                  {}, kRowsHint);
       read_object(target, v.val.binary.data, rows.count, cells);
       ++rows.count;
@@ -149,6 +154,20 @@ Rows read_rows(const Target& target, Jsonb* json) {
     });
     rows.value(position, cell.row) = d;
     rows.null(position, cell.row) = ' ';
+  }
+
+  // A NULL that a NOT NULL column would refuse is refused now, before any id
+  // is drawn or partition made for a row that cannot land.
+  for (size_t p = 0; p < rows.columns.size(); ++p) {
+    const Column& column = target.column(rows.columns[p]);
+    if (!column.not_null || static_cast<int>(p) == rows.key_position) continue;
+    for (int r = 0; r < rows.count; ++r)
+      if (rows.null(static_cast<int>(p), r) == 'n')
+        pg::fail(ERRCODE_NOT_NULL_VIOLATION,
+                 fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null "
+                             "constraint",
+                             column.name, target.table().shape.name),
+                 fmt::format("Row {} gives no value for it, or null.", r + 1));
   }
   return rows;
 }

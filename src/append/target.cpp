@@ -39,6 +39,7 @@ Target::Target(const manage::ManagedTable& table, Relation parent) : table_(&tab
     c.type = att->atttypid;
     c.typmod = att->atttypmod;
     c.is_json = c.type == JSONOID || c.type == JSONBOID;
+    c.not_null = att->attnotnull;
     pg::guard([&] {
       Oid input_fn = InvalidOid;
       getTypeInputInfo(c.type, &input_fn, &c.ioparam);
@@ -72,7 +73,7 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
 
-  std::string names, args;
+  std::string names, args, unnests;
   std::vector<Oid> types;
   for (size_t i = 0; i < columns.size(); ++i) {
     const Column& c = columns_[columns[i]];
@@ -83,6 +84,7 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
                "Append these rows one at a time.");
     names += (i ? ", " : "") + quoted(c.name);
     args += fmt::format("{}${}", i ? ", " : "", i + 1);
+    unnests += fmt::format("{}pg_catalog.unnest(${})", i ? ", " : "", i + 1);
     types.push_back(batch ? c.array_type : c.type);
   }
   // Every name is qualified, so the statement means the same whatever the
@@ -90,7 +92,7 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
   std::string sql = fmt::format("INSERT INTO {}.{} ({}) {}{}", quoted(table_->shape.schema),
                                 quoted(table_->shape.name), names,
                                 table_->shape.identity_always ? "OVERRIDING SYSTEM VALUE " : "",
-                                batch ? fmt::format("SELECT * FROM pg_catalog.unnest({})", args)
+                                batch ? fmt::format("SELECT * FROM ROWS FROM ({})", unnests)
                                       : fmt::format("VALUES ({})", args));
   SPIPlanPtr plan = pg::spi::prepare_kept(sql, static_cast<int>(types.size()), types.data());
   plans_.emplace(key, plan);

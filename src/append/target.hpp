@@ -22,6 +22,7 @@ struct Column {
   Oid type = InvalidOid;
   int32 typmod = -1;
   bool is_json = false;  // json and jsonb take a value's JSON text, strings quoted
+  bool not_null = false;
   FmgrInfo input{};
   Oid ioparam = InvalidOid;
   Oid array_type = InvalidOid;

@@ -4,6 +4,7 @@
 
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
+#include "pg/guc_scope.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -92,6 +93,7 @@ std::optional<int64> configured_size(Oid relid) {
                                 extension_schema_sql());
   Oid types[] = {OIDOID};
   Datum values[] = {ObjectIdGetDatum(relid)};
+  int level = pg::enter_safe_search_path();
   pg::spi::connect();
   uint64 rows = pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
   std::optional<int64> size;
@@ -100,6 +102,7 @@ std::optional<int64> configured_size(Oid relid) {
     if (d) size = DatumGetInt64(*d);
   }
   pg::spi::finish();
+  pg::leave_guc_level(level);
   return size;
 }
 

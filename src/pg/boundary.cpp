@@ -32,6 +32,9 @@ ErrorFields fields_of(const ErrorData* e) {
   f.column_name = text_or_empty(e->column_name);
   f.datatype_name = text_or_empty(e->datatype_name);
   f.constraint_name = text_or_empty(e->constraint_name);
+  f.filename = text_or_empty(e->filename);
+  f.lineno = e->lineno;
+  f.funcname = text_or_empty(e->funcname);
   return f;
 }
 
@@ -46,9 +49,11 @@ char* copy_or_null(const char* s) noexcept {
   return out;
 }
 
+// The answer when even an ErrorData cannot be allocated.
+ErrorData out_of_memory;
+
 ErrorData* make_errordata(int sqlerrcode, const char* message, const char* detail = nullptr,
                           const char* hint = nullptr) noexcept {
-  static ErrorData out_of_memory;  // the answer when even the ErrorData cannot be allocated
   auto* e = static_cast<ErrorData*>(
       palloc_extended(sizeof(ErrorData), MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO));
   if (e == nullptr) {
@@ -59,9 +64,6 @@ ErrorData* make_errordata(int sqlerrcode, const char* message, const char* detai
     return &out_of_memory;
   }
   e->elevel = ERROR;
-  e->filename = __FILE__;
-  e->lineno = __LINE__;
-  e->funcname = "partheal boundary";
   e->sqlerrcode = sqlerrcode;
   e->message = copy_or_null(message);
   e->detail = copy_or_null(detail);
@@ -72,7 +74,10 @@ ErrorData* make_errordata(int sqlerrcode, const char* message, const char* detai
 
 ErrorData* errordata_of(const ErrorFields& f) noexcept {
   ErrorData* e = make_errordata(f.sqlerrcode, f.message.c_str(), f.detail.c_str(), f.hint.c_str());
-  if (e->filename == nullptr) return e;  // the static out-of-memory answer
+  if (e == &out_of_memory) return e;
+  e->filename = copy_or_null(f.filename.c_str());
+  e->lineno = f.lineno;
+  e->funcname = copy_or_null(f.funcname.c_str());
   e->context = copy_or_null(f.context.c_str());
   e->schema_name = copy_or_null(f.schema_name.c_str());
   e->table_name = copy_or_null(f.table_name.c_str());

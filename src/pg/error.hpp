@@ -29,6 +29,10 @@ struct ErrorFields {
   std::string column_name;
   std::string datatype_name;
   std::string constraint_name;
+  // Where PostgreSQL raised it; empty for partheal's own errors.
+  std::string filename;
+  int lineno = 0;
+  std::string funcname;
 };
 
 class PgError : public std::exception {

@@ -1,0 +1,147 @@
+-- partheal_append: the API, its three paths, and every kind of bad input.
+CREATE TABLE msg (
+  id      bigserial,
+  body    text NOT NULL DEFAULT 'empty',
+  payload jsonb,
+  n       int,
+  price   numeric(6,2),
+  flag    boolean
+) PARTITION BY RANGE (id);
+CREATE INDEX msg_body ON msg (body);
+SELECT partheal_manage('msg', 10);
+CREATE VIEW parts AS
+  SELECT i.inhparent::regclass AS parent, c.relname AS partition,
+         pg_get_expr(c.relpartbound, c.oid) AS bound, pg_get_userbyid(c.relowner) AS owner
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+   ORDER BY c.relname COLLATE "C";
+
+-- The table starts with no partition at all.
+SELECT * FROM parts WHERE parent = 'msg'::regclass;
+
+-- Single row: the missing partition is created, the row lands, its id comes back.
+SELECT * FROM partheal_append('msg', '{"body": "first"}');
+SELECT * FROM parts WHERE parent = 'msg'::regclass;
+-- The partition was made LIKE the parent: it has the parent's index.
+SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'msg_p0'::regclass;
+
+-- Batch: one statement, ids in input order, straddling two missing partitions.
+SELECT * FROM partheal_append('msg', (SELECT jsonb_agg(jsonb_build_object('n', g)) FROM generate_series(1, 24) g));
+SELECT * FROM parts WHERE parent = 'msg'::regclass;
+SELECT count(*), min(id), max(id), count(DISTINCT tableoid) FROM msg;
+
+-- Keys: a column no row names takes its default; a column some rows name is
+-- NULL in the others; values convert as the column's input function would.
+SELECT * FROM partheal_append('msg', '[{"n": 1, "price": 2.5, "flag": true, "payload": {"a": [1, 2]}},
+                                       {"payload": "just a string"},
+                                       {"n": "42", "price": "3.14159", "flag": "off", "payload": null}]');
+SELECT id, body, payload, n, price, flag FROM msg WHERE id > 25 ORDER BY id;
+
+-- In a transaction: many calls, then ROLLBACK. The rows go; the partitions
+-- the worker made stay, committed on their own.
+BEGIN;
+SELECT * FROM partheal_append('msg', '{"body": "in tx 1"}');
+SELECT * FROM partheal_append('msg', (SELECT jsonb_agg(jsonb_build_object('n', g)) FROM generate_series(1, 12) g));
+SELECT * FROM partheal_append('msg', '{"body": "in tx 3"}');
+ROLLBACK;
+SELECT * FROM parts WHERE parent = 'msg'::regclass;
+SELECT count(*) FROM msg WHERE id > 28;
+-- ... and with COMMIT everything lands.
+BEGIN;
+SELECT count(*) FROM partheal_append('msg', (SELECT jsonb_agg(jsonb_build_object('n', g)) FROM generate_series(1, 15) g));
+SELECT * FROM partheal_append('msg', '{"body": "after the batch"}');
+COMMIT;
+SELECT count(*), max(id) FROM msg;
+
+-- From a procedure that commits and rolls back between calls.
+CREATE PROCEDURE append_some() LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM partheal_append('msg', '{"body": "kept"}');
+  COMMIT;
+  PERFORM partheal_append('msg', (SELECT jsonb_agg(jsonb_build_object('body', 'dropped')) FROM generate_series(1, 20)));
+  ROLLBACK;
+  PERFORM partheal_append('msg', '{"body": "kept too"}');
+END $$;
+CALL append_some();
+SELECT body, count(*) FROM msg WHERE body IN ('kept', 'kept too', 'dropped') GROUP BY body ORDER BY body;
+SELECT * FROM parts WHERE parent = 'msg'::regclass;
+
+-- An id a row gives is used as it is, and its partition healed like any other.
+SELECT * FROM partheal_append('msg', '{"id": 1005, "body": "given"}');
+SELECT * FROM partheal_append('msg', '{"id": -7, "body": "below zero"}');
+SELECT * FROM parts WHERE parent = 'msg'::regclass AND partition IN ('msg_p1000', 'msg_pm10');
+
+\set VERBOSITY verbose
+-- Bad input: a clear error, and nothing inserted, drawn or created.
+SELECT last_value FROM msg_id_seq;
+SELECT count(*) AS rows_before FROM msg \gset
+SELECT * FROM partheal_append('msg', '{"nope": 1}');
+SELECT * FROM partheal_append('msg', '[{"n": 1}, {"n": 2, "also_nope": 3}]');
+SELECT * FROM partheal_append('msg', '[]');
+SELECT * FROM partheal_append('msg', '7');
+SELECT * FROM partheal_append('msg', '"a string"');
+SELECT * FROM partheal_append('msg', 'null');
+SELECT * FROM partheal_append('msg', '[{"n": 1}, 2]');
+SELECT * FROM partheal_append('msg', '[{"n": 1}, [3]]');
+SELECT * FROM partheal_append('msg', NULL);
+SELECT * FROM partheal_append(NULL, '{}');
+SELECT * FROM partheal_append('msg', '{"id": null}');
+\set VERBOSITY default
+-- A bad value fails with its type's own error.
+SELECT * FROM partheal_append('msg', '[{"n": 1}, {"n": "twelve"}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_append('msg', '{"price": 123456.5}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_append('msg', '{"body": null}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_append('msg', '[{"body": "x"}, {"n": 3}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_append('msg', '{"flag": "maybe"}');
+SELECT last_value FROM msg_id_seq;
+SELECT count(*) = :rows_before AS nothing_inserted FROM msg;
+SELECT count(*) AS partitions FROM parts WHERE parent = 'msg'::regclass;
+
+-- A table partheal does not manage.
+CREATE TABLE unmanaged (id bigserial) PARTITION BY RANGE (id);
+\set VERBOSITY verbose
+SELECT * FROM partheal_append('unmanaged', '{}');
+\set VERBOSITY default
+SELECT * FROM partheal_append('pg_class', '{}');
+
+-- Identity columns: GENERATED ALWAYS draws like INSERT, and refuses a given id as INSERT does.
+CREATE TABLE ident (id int GENERATED ALWAYS AS IDENTITY, v text) PARTITION BY RANGE (id);
+SELECT partheal_manage('ident', 3);
+SELECT * FROM partheal_append('ident', '[{"v": "a"}, {"v": "b"}, {"v": "c"}, {"v": "d"}]');
+SELECT * FROM parts WHERE parent = 'ident'::regclass;
+\set VERBOSITY verbose
+SELECT * FROM partheal_append('ident', '{"id": 9, "v": "x"}');
+\set VERBOSITY default
+
+-- The caller needs INSERT on the table, as with INSERT; and with serial the
+-- caller needs USAGE on the sequence, as with INSERT.
+CREATE ROLE appender;
+SET ROLE appender;
+SELECT * FROM partheal_append('msg', '{}');
+RESET ROLE;
+GRANT INSERT ON msg TO appender;
+SET ROLE appender;
+SELECT * FROM partheal_append('msg', '{}');
+INSERT INTO msg DEFAULT VALUES;
+RESET ROLE;
+GRANT USAGE ON SEQUENCE msg_id_seq TO appender;
+SET ROLE appender;
+-- A partition the appender makes is still owned by the table's owner.
+SELECT * FROM partheal_append('msg', '{"id": 2000, "body": "by appender"}');
+RESET ROLE;
+SELECT partition, owner = current_user AS owned_by_table_owner FROM parts WHERE partition = 'msg_p2000';
+
+-- Triggers and defaults see the session's search_path, as with INSERT.
+CREATE SCHEMA app;
+CREATE TABLE app.audit (id bigint, note text);
+CREATE FUNCTION app.note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO audit VALUES (NEW.id, 'seen'); RETURN NEW; END $$;
+CREATE TRIGGER note AFTER INSERT ON msg FOR EACH ROW EXECUTE FUNCTION app.note();
+SET search_path = app, public;
+SELECT * FROM partheal_append('msg', '{"id": 2001}');
+RESET search_path;
+SELECT * FROM app.audit;
+DROP TRIGGER note ON msg;

@@ -1,0 +1,50 @@
+# Shared by test/run.sh, test/demo.sh and test/bench/run.sh: set up a fresh
+# Debian 12 machine (run as root) and build and install partheal.
+set -euo pipefail
+
+PARTHEAL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PGBIN=/usr/lib/postgresql/15/bin
+PGXS_TEST=/usr/lib/postgresql/15/lib/pgxs/src/test
+export PATH="$PGBIN:$PATH"
+
+say() { printf '\n== %s\n' "$*"; }
+
+# Installs only what is missing, so a machine that has it all stays offline.
+install_packages() {
+  local want=(postgresql-15 postgresql-server-dev-15 postgresql-client-15 libfmt-dev g++ make
+              libipc-run-perl clang-format "$@")
+  local missing=()
+  for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+      echo "missing Debian packages: ${missing[*]}; run as root to install them" >&2
+      exit 1
+    fi
+    say "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+build_and_install() {
+  say "building partheal"
+  make -C "$PARTHEAL_ROOT" -s -j"$(nproc)" PG_CONFIG=/usr/bin/pg_config
+  make -C "$PARTHEAL_ROOT" -s install PG_CONFIG=/usr/bin/pg_config
+}
+
+# PostgreSQL refuses to run as root: the clusters run as the postgres user,
+# in a scratch copy of the test inputs that this user can write to.
+as_pg() {
+  if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
+}
+
+make_workdir() {
+  local dir
+  dir=$(mktemp -d /tmp/partheal-check.XXXXXX)
+  cp -r "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/expected" "$PARTHEAL_ROOT/test" "$dir/"
+  chown -R postgres:postgres "$dir" 2>/dev/null || true
+  chmod 755 "$dir"
+  echo "$dir"
+}

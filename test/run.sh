@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make test: sets up the machine, then runs pg_regress, the isolation specs
+# and the TAP tests, each against its own throwaway cluster.
+source "$(dirname "$0")/lib.sh"
+
+install_packages
+build_and_install
+work=$(make_workdir)
+cd "$work"
+passed=0
+failed=0
+
+count() {  # pg_regress 15 ends on "All N tests passed." or "M of N tests failed."
+  local log=$1 n m
+  if n=$(grep -oE 'All [0-9]+ tests passed' "$log" | grep -oE '[0-9]+'); then
+    passed=$((passed + n))
+  elif read -r m n < <(grep -oE '[0-9]+ of [0-9]+ tests failed' "$log" | grep -oE '[0-9]+' | xargs); then
+    passed=$((passed + n - m)); failed=$((failed + m))
+  else
+    failed=$((failed + 1))
+  fi
+}
+
+say "pg_regress: the SQL surface and bad input"
+regress=$(cd sql && ls *.sql | grep -v '^partheal--' | sed 's/\.sql$//' | sort)
+as_pg "$PGXS_TEST/regress/pg_regress" --temp-instance="$work/tmp_regress" \
+  --temp-config="$work/test/partheal.conf" --bindir="$PGBIN" --inputdir=. --outputdir=. \
+  --dbname=partheal_regress $regress 2>&1 | tee regress.log || true
+count regress.log
+[ -f regression.diffs ] && cat regression.diffs
+
+say "isolation: interleaved sessions"
+specs=$(cd test/specs && ls *.spec | sed 's/\.spec$//' | sort)
+mkdir -p iso && chown postgres:postgres iso 2>/dev/null || true
+as_pg "$PGXS_TEST/isolation/pg_isolation_regress" --temp-instance="$work/tmp_iso" \
+  --temp-config="$work/test/partheal.conf" --bindir="$PGBIN" --inputdir=test --outputdir=iso \
+  --dbname=partheal_iso $specs 2>&1 | tee iso.log || true
+count iso.log
+[ -f iso/regression.diffs ] && cat iso/regression.diffs
+
+say "TAP: restarts, killed workers, timeouts"
+if as_pg env TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
+     PERL5LIB="$PGXS_TEST/perl" PARTHEAL_CONF="$work/test/partheal.conf" \
+     prove -v test/t/ 2>&1 | tee tap.log; then :; fi
+tap_ok=$(grep -cE '^ok [0-9]+' tap.log || true)
+tap_bad=$(grep -cE '^not ok [0-9]+' tap.log || true)
+grep -q '^Result: PASS' tap.log || tap_bad=$((tap_bad > 0 ? tap_bad : 1))
+passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
+
+say "summary (logs in $work)"
+echo "partheal: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
