@@ -86,12 +86,14 @@ void heal(const manage::ManagedTable& table, Relation parent, const std::vector<
 
 [[noreturn]] void behind(const manage::ManagedTable& table, const std::vector<int64>& ids,
                          int heals) {
-  pg::fail(errors::kPartitionCreationBehind,
-           fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),
-           fmt::format("Ids {} still have no partition after {} heals.", id_list(ids), heals),
-           "This error is permanent: rerunning the same append would fail the same way. Check "
-           "the server log for PHL03 lines, and raise partheal.max_retries if partitions are "
-           "being detached while rows arrive.");
+  pg::fail(
+      errors::kPartitionCreationBehind,
+      fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),
+      fmt::format("{} {} still {} no partition after {} heal{}.", ids.size() == 1 ? "Id" : "Ids",
+                  id_list(ids), ids.size() == 1 ? "has" : "have", heals, heals == 1 ? "" : "s"),
+      "This error is permanent: rerunning the same append would fail the same way. Check "
+      "the server log for PHL03 lines, and raise partheal.max_retries if partitions are "
+      "being detached while rows arrive.");
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+-- The C++/PostgreSQL boundary: errors keep their SQLSTATE, message, DETAIL and
+-- HINT however often they cross it, and C++ exceptions become errors.
+-- Every field of an error, as a plpgsql handler sees it.
+CREATE FUNCTION error_of(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE st text; msg text; det text; hin text; sch text; tab text; con text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+    hin = PG_EXCEPTION_HINT, sch = SCHEMA_NAME, tab = TABLE_NAME, con = CONSTRAINT_NAME;
+  RETURN format(E'sqlstate %s\nmessage %s\ndetail %s\nhint %s\nschema %s, table %s, constraint %s',
+                st, msg, det, hin, sch, tab, con);
+END $$;
+-- A PostgreSQL error raised under partheal's C++ code, raised again unchanged.
+SELECT error_of($$SELECT partheal_boundary_selftest('postgres')$$);
+\set VERBOSITY verbose
+-- C++ exceptions: each an ERROR with a fitting SQLSTATE, never a crash.
+SELECT partheal_boundary_selftest('bad_alloc');
+SELECT partheal_boundary_selftest('fmt');
+SELECT partheal_boundary_selftest('runtime_error');
+SELECT partheal_boundary_selftest('unknown');
+-- The backend is fine afterwards.
+SELECT 1 AS still_here;
+\set VERBOSITY default
+-- Users cannot call the self-test.
+SET ROLE appender;
+SELECT partheal_boundary_selftest('bad_alloc');
+RESET ROLE;
+
+-- An error from the user's own trigger, raised inside partheal's INSERT,
+-- crosses into C++ and back out with every field intact.
+CREATE TABLE inner_t (id bigserial, v text) PARTITION BY RANGE (id);
+SELECT partheal_manage('inner_t', 100);
+CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.v = 'bad' THEN
+    RAISE EXCEPTION 'inner refused %', NEW.v USING ERRCODE = 'P0042',
+      DETAIL = 'detail from the inner trigger', HINT = 'hint from the inner trigger';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER refuse BEFORE INSERT ON inner_t FOR EACH ROW EXECUTE FUNCTION refuse();
+SELECT * FROM partheal_append('inner_t', '{"v": "bad"}');
+\echo :LAST_ERROR_SQLSTATE
+
+-- Twice: an outer table's trigger appends to inner_t through partheal, so the
+-- error crosses the boundary in the inner call and again in the outer one.
+CREATE TABLE outer_t (id bigserial, v text) PARTITION BY RANGE (id);
+SELECT partheal_manage('outer_t', 100);
+CREATE FUNCTION forward() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM partheal_append('inner_t', jsonb_build_object('v', NEW.v));
+  RETURN NEW;
+END $$;
+CREATE TRIGGER forward AFTER INSERT ON outer_t FOR EACH ROW EXECUTE FUNCTION forward();
+\set SHOW_CONTEXT never
+SELECT * FROM partheal_append('outer_t', '{"v": "bad"}');
+\echo :LAST_ERROR_SQLSTATE
+\set SHOW_CONTEXT errors
+-- A plpgsql handler sees the same fields a client does.
+SELECT error_of($$SELECT partheal_append('outer_t', '{"v": "bad"}')$$);
+-- And the good path through both tables works.
+SELECT * FROM partheal_append('outer_t', '{"v": "good"}');
+SELECT (SELECT count(*) FROM outer_t) AS outer_rows, (SELECT count(*) FROM inner_t) AS inner_rows;
+
+-- A routing miss is told from other 23514s by its fields. After a heal the
+-- insert reruns in a subtransaction that retries routing misses only: a
+-- CHECK violation there passes through with its fields, never retried.
+CREATE TABLE checked (id bigserial, v int CHECK (v > 0)) PARTITION BY RANGE (id);
+SELECT partheal_manage('checked', 10);
+SELECT error_of($$SELECT partheal_append('checked', '{"v": -1}')$$);
+SELECT count(*) AS partitions FROM parts WHERE parent = 'checked'::regclass;
+-- The same on the fast path, where the partition exists.
+SELECT * FROM partheal_append('checked', '{"v": 1}');
+SELECT error_of($$SELECT partheal_append('checked', '{"v": -1}')$$);
+-- partheal's own errors cross a handler the same way.
+SELECT error_of($$SELECT partheal_append('checked', '{"nope": 1}')$$);
+SELECT error_of($$SELECT partheal_append('checked', '[]')$$);
