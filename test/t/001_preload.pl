@@ -1,0 +1,56 @@
+# partheal must be preloaded; with it, registrations and heals survive a
+# restart and pg_dump carries the registrations.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# Without shared_preload_libraries: a clear error naming the setting.
+my $bare = PartHeal::new_node('bare', no_preload => 1);
+my ($ret, $out, $err) = $bare->psql('postgres', 'CREATE EXTENSION partheal');
+isnt($ret, 0, 'CREATE EXTENSION fails without preload');
+like($err, qr/partheal must be loaded via shared_preload_libraries/, 'the error says why');
+like($err, qr/HINT:  Add partheal to shared_preload_libraries/, 'the hint names the setting');
+is($bare->safe_psql('postgres', "SELECT count(*) FROM pg_extension WHERE extname = 'partheal'"),
+  '0', 'nothing was installed');
+$bare->stop;
+
+my $node = PartHeal::new_node('main');
+$node->safe_psql('postgres', q{
+  CREATE EXTENSION partheal;
+  CREATE TABLE log (id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('log', 100);
+  SELECT partheal_append('log', '{"body": "before restart"}');
+});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_inherits'), '1', 'a partition was healed');
+
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT parent::text, partition_size FROM partheal_config'),
+  'log|100', 'the registration survives a restart');
+# The worker is started on demand after the restart.
+$node->safe_psql('postgres', q{SELECT partheal_append('log', '{"id": 250, "body": "after"}')});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM log'), '2', 'the heal works after a restart');
+like($node->safe_psql('postgres',
+    "SELECT backend_type FROM pg_stat_activity WHERE backend_type LIKE 'partheal%'"),
+  qr/^partheal worker$/, 'the worker shows in pg_stat_activity');
+
+# pg_dump keeps the registration with the data.
+my $file = "${PostgreSQL::Test::Utils::tmp_check}/dump.sql";
+$node->command_ok(['pg_dump', '-f', $file, '-d', $node->connstr('postgres')], 'pg_dump runs');
+my $dump = slurp_file($file);
+like($dump, qr/COPY public\.partheal_config \(parent, partition_size\) FROM stdin;\npublic\.log\t100/,
+  'pg_dump dumps the registration');
+
+# ... and a restore into a fresh database heals again.
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f',
+    $file, '-d', $node->connstr('restored')],
+  'the dump restores');
+$node->safe_psql('restored', q{SELECT partheal_append('log', '{"id": 999}')});
+is($node->safe_psql('restored', 'SELECT count(*) FROM log'), '3', 'the restored table heals');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,71 @@
+# Appends from many sessions at once, really concurrent: every row lands,
+# each partition is created once, and a creation racing another session's
+# waits for it instead of failing.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PartHeal::new_node('concurrent');
+$node->safe_psql('postgres', q{
+  CREATE EXTENSION partheal;
+  CREATE TABLE lab (id bigserial, body text) PARTITION BY RANGE (id);
+  CREATE TABLE lab_p0 PARTITION OF lab FOR VALUES FROM (0) TO (20);
+  SELECT setval('lab_id_seq', 19);
+  SELECT partheal_manage('lab', 10);
+});
+
+# Seed 000's lab at full speed: eight clients, batches of five rows, each
+# batch in a transaction of its own, through 40 missing partitions.
+my $script = "${PostgreSQL::Test::Utils::tmp_check}/batch.sql";
+open(my $fh, '>', $script) or die;
+print $fh q{SELECT count(*) FROM partheal_append('lab', '[{"body": "b"}, {}, {}, {}, {}]');} . "\n";
+close $fh;
+my ($out, $err) = ('', '');
+my $ok = IPC::Run::run(['pgbench', '-n', '-c', '8', '-j', '2', '-t', '10', '-f', $script,
+    $node->connstr('postgres')], '>', \$out, '2>', \$err);
+ok($ok, 'eight concurrent appenders finish') or diag($err);
+like($out, qr/number of transactions actually processed: 80\/80/, 'no append failed');
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id), min(id), max(id) FROM lab'),
+  '400|400|20|419', 'every row landed, once, with the ids it was given');
+is($node->safe_psql('postgres', q{
+    SELECT count(*) FROM pg_inherits WHERE inhparent = 'lab'::regclass}),
+  '41', 'one partition per ten ids, none twice');
+my $log = slurp_file($node->logfile);
+my $created = () = $log =~ /PHL02 created partition "public\.lab_p/g;
+is($created, 40, 'the worker created each partition exactly once');
+
+# A session that holds the advisory lock for partition 50 and makes the
+# partition itself: the worker waits for it, finds the partition, does
+# nothing, and the append that was waiting lands.
+my $relid = $node->safe_psql('postgres', q{SELECT 'lab'::regclass::oid::int});
+my $holder = $node->background_psql('postgres');
+$holder->query_safe(qq{
+  BEGIN;
+  SELECT pg_advisory_xact_lock($relid, 50);
+  CREATE TABLE lab_hand (LIKE lab INCLUDING ALL);
+  ALTER TABLE lab ATTACH PARTITION lab_hand FOR VALUES FROM (500) TO (510);
+});
+my ($aout, $aerr) = ('', '');
+my $append = IPC::Run::start(['psql', '-X', '-A', '-t', '-c',
+    q{SELECT partheal_append('lab', '{"id": 505}')}, '-d', $node->connstr('postgres')],
+  '>', \$aout, '2>', \$aerr);
+# The worker is now waiting on the advisory lock.
+$node->poll_query_until('postgres', q{
+  SELECT count(*) > 0 FROM pg_stat_activity
+   WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}) or die;
+$holder->query_safe('COMMIT');
+$holder->quit;
+$append->finish;
+is($aout, "505\n", 'the waiting append landed') or diag($aerr);
+is($node->safe_psql('postgres', q{SELECT tableoid::regclass FROM lab WHERE id = 505}),
+  'lab_hand', 'in the partition the other session made');
+like(slurp_file($node->logfile), qr/PHL01 heal: no partition of "public\.lab" for id 505 .*another session had created it/,
+  'the heal line says another session had created it');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,87 @@
+# The worker under failure: terminated, killed mid-request, crashed with the
+# postmaster's reset, and too slow for partheal.heal_wait_timeout. No
+# committed row is lost and the worker comes back on the next heal.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PartHeal::new_node('worker');
+# The test framework turns crash restarts off; this test is about them.
+$node->append_conf('postgresql.conf', 'restart_after_crash = on');
+$node->reload;
+$node->safe_psql('postgres', q{
+  CREATE EXTENSION partheal;
+  CREATE TABLE q (id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('q', 10);
+  SELECT partheal_append('q', '{"body": "one"}');
+});
+my $worker_pid = sub {
+  $node->safe_psql('postgres',
+    q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'partheal worker'});
+};
+my $first = $worker_pid->();
+ok($first, 'a heal started the worker');
+
+# Terminated: the next heal starts a new one.
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($first)");
+$node->poll_query_until('postgres',
+  q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker'}) or die;
+$node->safe_psql('postgres', q{SELECT partheal_append('q', '{"id": 15}')});
+my $second = $worker_pid->();
+ok($second && $second ne $first, 'a terminated worker is replaced on the next heal');
+
+# Too slow: the worker waits on a lock longer than the append will wait.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET partheal.ddl_lock_timeout = '60s'; SELECT pg_reload_conf()});
+my $relid = $node->safe_psql('postgres', q{SELECT 'q'::regclass::oid::int});
+my $holder = $node->background_psql('postgres');
+$holder->query_safe("BEGIN; SELECT pg_advisory_xact_lock($relid, 3)");
+my ($ret, $out, $err) = $node->psql('postgres', q{
+  SET partheal.heal_wait_timeout = '300ms';
+  SELECT partheal_append('q', '{"id": 35}');
+});
+isnt($ret, 0, 'an append that outwaits partheal.heal_wait_timeout fails');
+like($err, qr/timed out waiting for the partition of "q" for id 35/, 'with a clear message');
+my $state = $node->safe_psql('postgres', q{
+  SELECT wait_event_type FROM pg_stat_activity WHERE backend_type = 'partheal worker'});
+is($state, 'Lock', 'the worker is still waiting for the lock');
+
+# Killed mid-request: the request goes back to the queue, a new worker takes
+# it, and the append that was waiting lands once the lock is free.
+my ($aout, $aerr) = ('', '');
+my $append = IPC::Run::start(['psql', '-X', '-A', '-t', '-c',
+    q{SELECT partheal_append('q', '{"id": 36}')}, '-d', $node->connstr('postgres')],
+  '>', \$aout, '2>', \$aerr);
+$node->poll_query_until('postgres', q{
+  SELECT count(*) > 0 FROM pg_stat_activity
+   WHERE query LIKE '%"id": 36%' AND wait_event = 'Extension'}) or die;
+my $busy = $worker_pid->();
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($busy)");
+$node->poll_query_until('postgres', qq{
+  SELECT count(*) = 1 FROM pg_stat_activity
+   WHERE backend_type = 'partheal worker' AND pid <> $busy}) or die;
+$holder->query_safe('COMMIT');
+$holder->quit;
+$append->finish;
+is($aout, "36\n", 'the append outlived a killed worker and landed') or diag($aerr);
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET partheal.ddl_lock_timeout; SELECT pg_reload_conf()});
+
+# Crashed: SIGKILL makes the postmaster reset shared memory. Committed rows
+# survive, and heals work once the server is back.
+my $before = $node->safe_psql('postgres', 'SELECT count(*) FROM q');
+my $victim = $worker_pid->();
+my $offset = -s $node->logfile;
+kill 'KILL', $victim;
+$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+$node->poll_query_until('postgres', 'SELECT true', 't') or die;
+is($node->safe_psql('postgres', 'SELECT count(*) FROM q'), $before, 'no committed row was lost');
+$node->safe_psql('postgres', q{SELECT partheal_append('q', '{"id": 77}')});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM q WHERE id = 77'), '1',
+  'heals work after the crash restart');
+
+$node->stop;
+done_testing();
