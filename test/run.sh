@@ -39,13 +39,19 @@ count iso.log
 [ -f iso/regression.diffs ] && cat iso/regression.diffs
 
 say "TAP: restarts, killed workers, timeouts"
-if as_pg env TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
-     PERL5LIB="$PGXS_TEST/perl" PARTHEAL_CONF="$work/test/partheal.conf" \
-     prove -v test/t/ 2>&1 | tee tap.log; then :; fi
+if as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
+     PERL5LIB="$PGXS_TEST/perl" prove -v test/t/*.pl 2>&1 | tee tap.log; then :; fi
 tap_ok=$(grep -cE '^ok [0-9]+' tap.log || true)
 tap_bad=$(grep -cE '^not ok [0-9]+' tap.log || true)
 grep -q '^Result: PASS' tap.log || tap_bad=$((tap_bad > 0 ? tap_bad : 1))
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
+
+say "format: clang-format agrees with every C++ file"
+if (cd "$PARTHEAL_ROOT" && clang-format --dry-run --Werror src/*.cpp src/*/*.cpp src/*.hpp src/*/*.hpp); then
+  passed=$((passed + 1)); echo "ok - formatted"
+else
+  failed=$((failed + 1)); echo "not ok - run make format"
+fi
 
 say "summary (logs in $work)"
 echo "partheal: $passed passed, $failed failed"
