@@ -48,3 +48,25 @@ make_workdir() {
   chmod 755 "$dir"
   echo "$dir"
 }
+
+# Starts a throwaway cluster with partheal preloaded in $1 (a make_workdir
+# folder), stopped again when the calling script exits. Extra settings come
+# on stdin. Defines psql_c and pgbench_c for it.
+start_cluster() {
+  CLUSTER_DIR=$1
+  CLUSTER_PORT=54${RANDOM: -2}
+  as_pg initdb -D "$CLUSTER_DIR/data" -A trust >/dev/null
+  {
+    echo "shared_preload_libraries = 'partheal'"
+    echo "port = $CLUSTER_PORT"
+    echo "unix_socket_directories = '$CLUSTER_DIR'"
+    echo "listen_addresses = ''"
+    echo "max_worker_processes = 16"
+    echo "lc_messages = 'C'"
+    cat
+  } >> "$CLUSTER_DIR/data/postgresql.conf"
+  as_pg pg_ctl -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w start >/dev/null
+  trap 'as_pg pg_ctl -D "$CLUSTER_DIR/data" -m fast stop >/dev/null' EXIT
+}
+psql_c() { as_pg psql -X -h "$CLUSTER_DIR" -p "$CLUSTER_PORT" -d postgres -v ON_ERROR_STOP=1 "$@"; }
+pgbench_c() { as_pg pgbench -h "$CLUSTER_DIR" -p "$CLUSTER_PORT" "$@" postgres; }

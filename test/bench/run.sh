@@ -11,21 +11,8 @@ install_packages
 build_and_install
 
 work=$(make_workdir)
-port=54${RANDOM: -2}
-data="$work/bench_data"
-as_pg initdb -D "$data" -A trust >/dev/null
-cat >> "$data/postgresql.conf" <<CONF
-shared_preload_libraries = 'partheal'
-synchronous_commit = off
-port = $port
-unix_socket_directories = '$work'
-listen_addresses = ''
-max_worker_processes = 16
-CONF
-as_pg pg_ctl -D "$data" -l "$work/bench.log" -w start >/dev/null
-trap 'as_pg pg_ctl -D "$data" -m fast stop >/dev/null' EXIT
-psql_b() { as_pg psql -X -q -A -t -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"; }
-pgbench_b() { as_pg pgbench -h "$work" -p "$port" "$@" postgres; }
+start_cluster "$work" <<< "synchronous_commit = off"
+psql_b() { psql_c -q -A -t "$@"; }
 xmax() { psql_b -c 'SELECT pg_snapshot_xmax(pg_current_snapshot())'; }
 
 psql_b <<'SQL'
@@ -45,24 +32,24 @@ say "XIDs: 1000 autocommit single-row appends into an existing partition"
 echo "SELECT partheal_append('heal_t', '{\"body\": \"x\"}');" > "$work/append.sql"
 echo "INSERT INTO plain_t (body) VALUES ('x') RETURNING id;" > "$work/insert.sql"
 chown postgres "$work"/*.sql
-before=$(xmax); pgbench_b -n -c 1 -t 1000 -f "$work/append.sql" >/dev/null; after=$(xmax)
+before=$(xmax); pgbench_c -n -c 1 -t 1000 -f "$work/append.sql" >/dev/null; after=$(xmax)
 xid_append=$(( after - before ))
-before=$(xmax); pgbench_b -n -c 1 -t 1000 -f "$work/insert.sql" >/dev/null; after=$(xmax)
+before=$(xmax); pgbench_c -n -c 1 -t 1000 -f "$work/insert.sql" >/dev/null; after=$(xmax)
 xid_insert=$(( after - before ))
 
 say "subtransaction XIDs: 10,000 appends in one transaction, partition size 1000"
 { echo "BEGIN;"; for i in $(seq 10000); do echo "SELECT partheal_append('tx_t', '{\"body\": \"x\"}');"; done; echo "COMMIT;"; } > "$work/tx.sql"
 chown postgres "$work/tx.sql"
 before=$(xmax); psql_b -f "$work/tx.sql" >/dev/null; after=$(xmax)
-heals=$(grep -c 'PHL01 heal: no partition of "public.tx_t"' "$work/bench.log" || true)
+heals=$(grep -c 'PHL01 heal: no partition of "public.tx_t"' "$work/server.log" || true)
 # xmax counts every XID in the cluster: the top-level one, and the worker's
 # own DDL transactions (one per partition it creates); the rest are the
 # appends' subtransactions.
-created=$(grep -c 'PHL02 created partition "public.tx_t_' "$work/bench.log" || true)
+created=$(grep -c 'PHL02 created partition "public.tx_t_' "$work/server.log" || true)
 subxids=$(( after - before - 1 - created ))
 
 say "throughput: pgbench, 2 clients, synchronous_commit=off, ${rounds} alternating rounds of ${seconds}s"
-tps() { pgbench_b -n -c 2 -j 2 -T "$seconds" -f "$1" | sed -n 's/^tps = \([0-9]*\).*/\1/p'; }
+tps() { pgbench_c -n -c 2 -j 2 -T "$seconds" -f "$1" | sed -n 's/^tps = \([0-9]*\).*/\1/p'; }
 append_runs=(); insert_runs=()
 for r in $(seq "$rounds"); do
   insert_runs+=("$(tps "$work/insert.sql")")
