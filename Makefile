@@ -23,6 +23,13 @@ override CPPFLAGS := $(patsubst -I$(includedir_server),-isystem $(includedir_ser
 override CPPFLAGS := $(patsubst -I$(includedir_internal),-isystem $(includedir_internal),$(CPPFLAGS))
 override CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror
 
+# SANITIZE=undefined builds a UBSan-instrumented library; SANITIZE=undefined
+# make test then fails on any report.
+ifdef SANITIZE
+override CXXFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SHLIB_LINK += -fsanitize=$(SANITIZE)
+endif
+
 $(OBJS): $(wildcard src/*.hpp src/*/*.hpp)
 
 .PHONY: demo test bench format
