@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
 
 #include "errors.hpp"
@@ -62,13 +63,10 @@ void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
 // number, then make the new partitions visible to this backend.
 void heal(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& missing) {
   refuse_self_deadlock(table, parent);
-  int64 last_number = 0;
-  bool first = true;
+  // One request per missing partition number, for the first id that needs it.
+  std::set<int64> asked;
   for (int64 id : missing) {
-    int64 number = partition_number(id, table.partition_size);
-    if (!first && number == last_number) continue;
-    first = false;
-    last_number = number;
+    if (!asked.insert(partition_number(id, table.partition_size)).second) continue;
     worker::Created created =
         worker::create_covering_partition(table.shape.relid, id, table.partition_size);
     std::string line =

@@ -67,5 +67,13 @@ is($node->safe_psql('postgres', q{SELECT tableoid::regclass FROM lab WHERE id = 
 like(slurp_file($node->logfile), qr/PHL01 heal: no partition of "public\.lab" for id 505 .*another session had created it/,
   'the heal line says another session had created it');
 
+# Unsorted ids: one request to the worker per missing partition, not per id.
+my $offset = -s $node->logfile;
+$node->safe_psql('postgres',
+  q{SELECT partheal_append('lab', '[{"id": 1208}, {"id": 3005}, {"id": 1201}, {"id": 3001}]')});
+my $tail = substr(slurp_file($node->logfile), $offset);
+my $heals = () = $tail =~ /PHL01 heal: no partition of "public\.lab"/g;
+is($heals, 2, 'four unsorted ids in two missing partitions make two heals');
+
 $node->stop;
 done_testing();
