@@ -42,10 +42,15 @@ std::unordered_map<Oid, Entry>& cache() {
 
 uint64_t next_generation = 1;
 
+// The config table as last read. Its invalidation (DROP EXTENSION drops it)
+// makes every cached registration stale.
+Oid config_relid = InvalidOid;
+
 // Runs inside PostgreSQL's invalidation processing: marks, never allocates.
 void on_relcache_invalidation(Datum, Oid relid) noexcept {
+  bool all = relid == InvalidOid || relid == config_relid;
   for (auto& [oid, entry] : cache())
-    if (relid == InvalidOid || oid == relid) entry.stale = true;
+    if (all || oid == relid) entry.stale = true;
 }
 
 struct ExtensionRow {
@@ -85,7 +90,10 @@ ExtensionRow extension_row() {
 
 std::string extension_schema_sql() {
   Oid schema = extension_row().schema;
-  return guard([&] { return quote_identifier(get_namespace_name(schema)); });
+  return guard([&] {
+    config_relid = get_relname_relid("partheal_config", schema);
+    return quote_identifier(get_namespace_name(schema));
+  });
 }
 
 std::optional<int64> configured_size(Oid relid) {
