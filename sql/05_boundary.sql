@@ -20,6 +20,13 @@ SELECT partheal_boundary_selftest('bad_alloc');
 SELECT partheal_boundary_selftest('fmt');
 SELECT partheal_boundary_selftest('runtime_error');
 SELECT partheal_boundary_selftest('unknown');
+-- A C++ exception thrown inside a guard() leaves PostgreSQL's error stack
+-- as it found it: the next PostgreSQL errors are reported normally.
+\set VERBOSITY default
+SELECT partheal_boundary_selftest('inside_guard');
+SELECT 1 / 0;
+SELECT partheal_boundary_selftest('postgres');
+\set VERBOSITY verbose
 -- The backend is fine afterwards.
 SELECT 1 AS still_here;
 \set VERBOSITY default

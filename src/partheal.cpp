@@ -114,6 +114,8 @@ PARTHEAL_SQL_FUNCTION(partheal_boundary_selftest) {
   if (kind == "fmt") (void)fmt::format(fmt::runtime("{:d}"), "not a number");
   if (kind == "runtime_error") throw std::runtime_error("a runtime_error from C++");
   if (kind == "unknown") throw 42;
+  if (kind == "inside_guard")
+    partheal::pg::guard([] { throw std::runtime_error("thrown inside a guard"); });
   if (kind == "postgres")
     partheal::pg::guard([] {
       ereport(ERROR, (errcode(ERRCODE_DIVISION_BY_ZERO), errmsg("a PostgreSQL error"),

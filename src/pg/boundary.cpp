@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <exception>
 #include <new>
 #include <string>
 #include <utility>
@@ -116,8 +117,17 @@ void run_worker_body(WorkerBody body, Datum arg, ErrorData** failure) noexcept {
 void run_guarded(void (*fn)(void*), void* ctx) {
   MemoryContext caller_context = CurrentMemoryContext;
   ErrorData* volatile caught = nullptr;
+  std::exception_ptr thrown;
   PG_TRY();
-  { fn(ctx); }
+  {
+    // A C++ exception must not leave before PG_END_TRY restores
+    // PG_exception_stack: it is carried past it and thrown again.
+    try {
+      fn(ctx);
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+  }
   PG_CATCH();
   {
     MemoryContextSwitchTo(caller_context);
@@ -125,6 +135,7 @@ void run_guarded(void (*fn)(void*), void* ctx) {
     FlushErrorState();
   }
   PG_END_TRY();
+  if (thrown) std::rethrow_exception(thrown);
   if (caught == nullptr) return;
   // The sigsetjmp frame is gone; from here on C++ rules apply.
   ErrorData* e = caught;
