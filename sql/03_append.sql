@@ -1,3 +1,5 @@
+-- Create-ahead is off for these tables (mark_percent NULL): the partitions
+-- listed are the heal's alone. 07_ahead covers create-ahead.
 -- partheal_append: the API, its three paths, and every kind of bad input.
 CREATE TABLE msg (
   id      bigserial,
@@ -8,7 +10,7 @@ CREATE TABLE msg (
   flag    boolean
 ) PARTITION BY RANGE (id);
 CREATE INDEX msg_body ON msg (body);
-SELECT partheal_manage('msg', 10);
+SELECT partheal_manage('msg', 10, NULL);
 CREATE VIEW parts AS
   SELECT i.inhparent::regclass AS parent, c.relname AS partition,
          pg_get_expr(c.relpartbound, c.oid) AS bound, pg_get_userbyid(c.relowner) AS owner
@@ -109,7 +111,7 @@ SELECT * FROM partheal_append('pg_class', '{}');
 
 -- Identity columns: GENERATED ALWAYS draws like INSERT, and refuses a given id as INSERT does.
 CREATE TABLE ident (id int GENERATED ALWAYS AS IDENTITY, v text) PARTITION BY RANGE (id);
-SELECT partheal_manage('ident', 3);
+SELECT partheal_manage('ident', 3, NULL);
 SELECT * FROM partheal_append('ident', '[{"v": "a"}, {"v": "b"}, {"v": "c"}, {"v": "d"}]');
 SELECT * FROM parts WHERE parent = 'ident'::regclass;
 \set VERBOSITY verbose

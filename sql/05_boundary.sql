@@ -1,3 +1,5 @@
+-- Create-ahead is off for these tables (mark_percent NULL): the partitions
+-- listed are the heal's alone. 07_ahead covers create-ahead.
 -- The C++/PostgreSQL boundary: errors keep their SQLSTATE, message, DETAIL and
 -- HINT however often they cross it, and C++ exceptions become errors.
 -- Every field of an error, as a plpgsql handler sees it.
@@ -38,7 +40,7 @@ RESET ROLE;
 -- An error from the user's own trigger, raised inside partheal's INSERT,
 -- crosses into C++ and back out with every field intact.
 CREATE TABLE inner_t (id bigserial, v text) PARTITION BY RANGE (id);
-SELECT partheal_manage('inner_t', 100);
+SELECT partheal_manage('inner_t', 100, NULL);
 CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NEW.v = 'bad' THEN
@@ -54,7 +56,7 @@ SELECT * FROM partheal_append('inner_t', '{"v": "bad"}');
 -- Twice: an outer table's trigger appends to inner_t through partheal, so the
 -- error crosses the boundary in the inner call and again in the outer one.
 CREATE TABLE outer_t (id bigserial, v text) PARTITION BY RANGE (id);
-SELECT partheal_manage('outer_t', 100);
+SELECT partheal_manage('outer_t', 100, NULL);
 CREATE FUNCTION forward() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM partheal_append('inner_t', jsonb_build_object('v', NEW.v));
@@ -75,7 +77,7 @@ SELECT (SELECT count(*) FROM outer_t) AS outer_rows, (SELECT count(*) FROM inner
 -- insert reruns in a subtransaction that retries routing misses only: a
 -- CHECK violation there passes through with its fields, never retried.
 CREATE TABLE checked (id bigserial, v int CHECK (v > 0)) PARTITION BY RANGE (id);
-SELECT partheal_manage('checked', 10);
+SELECT partheal_manage('checked', 10, NULL);
 SELECT error_of($$SELECT partheal_append('checked', '{"v": -1}')$$);
 SELECT count(*) AS partitions FROM parts WHERE parent = 'checked'::regclass;
 -- The same on the fast path, where the partition exists.

@@ -1,3 +1,5 @@
+-- Create-ahead is off for these tables (mark_percent NULL): the partitions
+-- listed are the heal's alone. 07_ahead covers create-ahead.
 -- DROP EXTENSION takes partheal's objects and registrations, and leaves the
 -- tables and their partitions; CREATE EXTENSION again starts clean.
 SELECT count(*) AS registrations FROM partheal_config;
@@ -12,6 +14,6 @@ SELECT partheal_append('msg', '{}');
 CREATE EXTENSION partheal;
 SELECT count(*) AS registrations FROM partheal_config;
 SELECT * FROM partheal_append('msg', '{}');
-SELECT partheal_manage('msg', 10);
+SELECT partheal_manage('msg', 10, NULL);
 SELECT * FROM partheal_append('msg', '{"id": 5000}');
 SELECT partition FROM parts WHERE partition = 'msg_p5000';

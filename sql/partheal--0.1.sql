@@ -10,16 +10,20 @@ SELECT @extschema@.partheal_require_preload();
 -- One row per managed table. pg_dump dumps the rows with the extension.
 CREATE TABLE @extschema@.partheal_config (
   parent         regclass PRIMARY KEY,
-  partition_size bigint   NOT NULL CHECK (partition_size > 0)
+  partition_size bigint   NOT NULL CHECK (partition_size > 0),
+  mark_percent   integer  DEFAULT 80 CHECK (mark_percent BETWEEN 1 AND 99)  -- NULL: no create-ahead
 );
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.partheal_config', '');
 REVOKE ALL ON @extschema@.partheal_config FROM PUBLIC;
 GRANT SELECT ON @extschema@.partheal_config TO PUBLIC;
 
-CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigint)
+CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigint,
+                                            mark_percent integer DEFAULT 80)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage';
-COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint) IS
-  'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it';
+COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer) IS
+  'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it. '
+  'The next partition is created once ids reach mark_percent of the current one; NULL turns '
+  'create-ahead off for the table';
 
 CREATE FUNCTION @extschema@.partheal_unmanage(parent regclass)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_unmanage';
@@ -29,6 +33,28 @@ CREATE FUNCTION @extschema@.partheal_append(parent regclass, rows jsonb)
   RETURNS SETOF bigint LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_append';
 COMMENT ON FUNCTION @extschema@.partheal_append(regclass, jsonb) IS
   'insert one JSON object or an array of objects, creating missing partitions; returns the ids';
+
+-- Counters from shared memory, since the server started. Every registered
+-- table has a row; one not appended to since the start shows zeros.
+CREATE FUNCTION @extschema@.partheal_stats(
+    OUT parent regclass, OUT appends bigint, OUT rows_appended bigint, OUT heals bigint,
+    OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
+    OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz)
+  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
+CREATE VIEW @extschema@.partheal_stats AS
+  SELECT c.parent,
+         coalesce(s.appends, 0) AS appends, coalesce(s.rows_appended, 0) AS rows_appended,
+         coalesce(s.heals, 0) AS heals, coalesce(s.exhaustions, 0) AS exhaustions,
+         coalesce(s.ahead_requested, 0) AS ahead_requested,
+         coalesce(s.ahead_created, 0) AS ahead_created,
+         coalesce(s.ahead_failed, 0) AS ahead_failed,
+         s.watermark, s.last_heal
+    FROM @extschema@.partheal_config c
+    LEFT JOIN @extschema@.partheal_stats() s ON s.parent = c.parent;
+COMMENT ON VIEW @extschema@.partheal_stats IS
+  'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
+  'the watermark (highest partition number attempted) and the last heal';
+GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;
 
 -- Internal: proves in tests that C++ exceptions become errors. Not for users.
 CREATE FUNCTION @extschema@.partheal_boundary_selftest(kind text)

@@ -22,5 +22,7 @@ constexpr int kNotPreloaded = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 constexpr const char* kLogHeal = "PHL01";
 constexpr const char* kLogCreated = "PHL02";
 constexpr const char* kLogCreateFailed = "PHL03";
+constexpr const char* kLogAheadGaveUp = "PHL04";   // WARNING: an attempt dropped after retries
+constexpr const char* kLogAheadDropped = "PHL05";  // an attempt that could not even be queued
 
 }  // namespace partheal::errors

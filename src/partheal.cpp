@@ -7,10 +7,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "ahead/table_state.hpp"
 #include "errors.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
 #include "settings.hpp"
+#include "worker/drop_database.hpp"
 #include "worker/requests.hpp"
 
 extern "C" {
@@ -29,6 +31,8 @@ namespace partheal::settings {
 int max_retries = 3;
 int ddl_lock_timeout_ms = 2000;
 int heal_wait_timeout_ms = 10000;
+int max_tables = 1000;
+int naptime_ms = 1000;
 
 namespace {
 bool loaded_at_startup = false;
@@ -56,11 +60,22 @@ shmem_startup_hook_type previous_shmem_startup = nullptr;
 void on_shmem_request() {
   if (previous_shmem_request) previous_shmem_request();
   partheal::worker::request_shared_memory();
+  partheal::ahead::request_shared_memory();
 }
 
 void on_shmem_startup() {
   if (previous_shmem_startup) previous_shmem_startup();
   partheal::worker::init_shared_memory();
+  partheal::ahead::init_shared_memory();
+}
+
+// Shared memory is sized at server start: only a preloaded library may
+// define this (defining it later is FATAL).
+void define_postmaster_gucs() {
+  DefineCustomIntVariable("partheal.max_tables",
+                          "Managed tables, across all databases, that shared memory has room for.",
+                          nullptr, &partheal::settings::max_tables, 1000, 1, 1000000,
+                          PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
 }
 
 void define_gucs() {
@@ -78,6 +93,11 @@ void define_gucs() {
                           "How long an append waits for the worker to create a partition (PH002).",
                           nullptr, &heal_wait_timeout_ms, 10000, 1, INT_MAX, PGC_USERSET,
                           GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("partheal.naptime",
+                          "How often the worker reads sequence positions to create ahead for "
+                          "writers that do not call partheal_append.",
+                          nullptr, &partheal::settings::naptime_ms, 1000, 10, 3600000, PGC_SIGHUP,
+                          GUC_UNIT_MS, nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("partheal");
 }
 
@@ -90,11 +110,13 @@ void _PG_init(void) {
   define_gucs();
   partheal::manage::install_invalidation_callback();
   if (!process_shared_preload_libraries_in_progress) return;
+  define_postmaster_gucs();
   partheal::settings::loaded_at_startup = true;
   previous_shmem_request = shmem_request_hook;
   shmem_request_hook = on_shmem_request;
   previous_shmem_startup = shmem_startup_hook;
   shmem_startup_hook = on_shmem_startup;
+  partheal::worker::install_drop_database_hook();
 }
 
 }  // extern "C"

@@ -6,6 +6,8 @@ namespace partheal::settings {
 extern int max_retries;           // partheal.max_retries
 extern int ddl_lock_timeout_ms;   // partheal.ddl_lock_timeout
 extern int heal_wait_timeout_ms;  // partheal.heal_wait_timeout
+extern int max_tables;            // partheal.max_tables (postmaster)
+extern int naptime_ms;            // partheal.naptime
 
 // True when the library was loaded through shared_preload_libraries.
 bool preloaded();

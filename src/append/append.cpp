@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "ahead/mark.hpp"
 #include "append/rows.hpp"
 #include "append/target.hpp"
 #include "heal/heal_loop.hpp"
@@ -176,6 +177,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
   });
   pg::spi::finish();
+  ahead::after_append(*table, ids);
   pg::guard([&] { relation_close(parent, NoLock); });
 
   append::return_ids(fcinfo, ids);

@@ -17,6 +17,7 @@ extern "C" {
 #include "storage/lmgr.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 }
 
 namespace partheal::heal {
@@ -63,12 +64,16 @@ void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
 // number, then make the new partitions visible to this backend.
 void heal(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& missing) {
   refuse_self_deadlock(table, parent);
+  if (table.shared != nullptr) {
+    ahead::count(table.shared->heals);
+    pg_atomic_write_u64(&table.shared->last_heal, static_cast<uint64>(GetCurrentTimestamp()));
+  }
   // One request per missing partition number, for the first id that needs it.
   std::set<int64> asked;
   for (int64 id : missing) {
-    if (!asked.insert(partition_number(id, table.partition_size)).second) continue;
+    if (!asked.insert(partition_number(id, table.config.partition_size)).second) continue;
     worker::Created created =
-        worker::create_covering_partition(table.shape.relid, id, table.partition_size);
+        worker::create_covering_partition(table.shape.relid, id, table.config.partition_size);
     std::string line =
         fmt::format("{} heal: no partition of \"{}\" for id {} (ids {}); {}", errors::kLogHeal,
                     qualified(table.shape), id, id_list(missing),
@@ -84,6 +89,7 @@ void heal(const manage::ManagedTable& table, Relation parent, const std::vector<
 
 [[noreturn]] void behind(const manage::ManagedTable& table, const std::vector<int64>& ids,
                          int heals) {
+  if (table.shared != nullptr) ahead::count(table.shared->exhaustions);
   pg::fail(
       errors::kPartitionCreationBehind,
       fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),

@@ -1,6 +1,7 @@
 #include "heal/partition_math.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace partheal::heal {
@@ -30,6 +31,19 @@ int64_t partition_number(int64_t id, int64_t size) {
   int64_t q = id / size;
   if (id % size != 0 && id < 0) --q;
   return q;
+}
+
+int64_t mark_of(int64_t n, int64_t size, int percent) {
+  Wide mark = static_cast<Wide>(n) * size + static_cast<Wide>(size) * percent / 100;
+  constexpr Wide kMax = std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(std::min(mark, kMax));
+}
+
+bool first_id_of(int64_t n, int64_t size, int64_t type_max, int64_t* id) {
+  Wide first = static_cast<Wide>(n) * size;
+  if (first > type_max || first < std::numeric_limits<int64_t>::min()) return false;
+  *id = static_cast<int64_t>(first);
+  return true;
 }
 
 bool contains(const Range& r, int64_t id) {

@@ -31,6 +31,13 @@ int64_t partition_number(int64_t id, int64_t size);
 bool contains(const Range& r, int64_t id);
 bool covered(const std::vector<Range>& existing, int64_t id);
 
+// The create-ahead mark of partition n: n*size + size*percent/100, the id
+// whose appearance asks for partition n+1.
+int64_t mark_of(int64_t n, int64_t size, int percent);
+
+// The first id of partition n, or nothing past the key type's maximum.
+bool first_id_of(int64_t n, int64_t size, int64_t type_max, int64_t* id);
+
 // The range partheal creates for an uncovered id: the aligned partition
 // [n*size, (n+1)*size), cut to the free gap around the id so that it never
 // overlaps a partition somebody else made, and to the key type's limits.

@@ -1,12 +1,16 @@
 // partheal_manage, partheal_unmanage: the registration of a parent table.
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "ahead/table_state.hpp"
 #include "manage/registry.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/spi.hpp"
 #include "settings.hpp"
+#include "worker/shared.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -37,19 +41,22 @@ Relation open_owned(FunctionCallInfo fcinfo) {
   return rel;
 }
 
-void write_config(const std::string& sql, Oid relid, const int64* size) {
-  Oid types[] = {OIDOID, INT8OID};
-  Datum values[] = {ObjectIdGetDatum(relid), Int64GetDatum(size != nullptr ? *size : 0)};
+// Writes (with a config) or deletes (without) the table's registration.
+void write_config(const std::string& sql, Oid relid, std::optional<Config> config) {
+  Oid types[] = {OIDOID, INT8OID, INT4OID};
+  Datum values[] = {ObjectIdGetDatum(relid), Int64GetDatum(config ? config->partition_size : 0),
+                    Int32GetDatum(config ? config->mark_percent : 0)};
+  char nulls[] = {' ', ' ', config && config->mark_percent == 0 ? 'n' : ' '};
   struct Work {
     const std::string* sql;
     pg::spi::Args args;
-  } work{&sql, {size != nullptr ? 2 : 1, types, values, nullptr}};
+  } work{&sql, {config ? 3 : 1, types, values, nulls}};
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
   as_extension_owner(
       [](void* ctx) {
         auto* w = static_cast<Work*>(ctx);
-        pg::spi::execute(*w->sql, w->args.count == 2 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
+        pg::spi::execute(*w->sql, w->args.count == 3 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
       },
       &work);
   pg::spi::finish();
@@ -75,6 +82,13 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
              fmt::format("partition_size must be greater than zero, not {}", size), {},
              "Give the number of ids each partition holds, for example 100000.");
+  // NULL turns create-ahead off for the table; 0 stands for it inside.
+  int percent = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+  if (!PG_ARGISNULL(2) && (percent < 1 || percent > 99))
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("mark_percent must be between 1 and 99, not {}", percent), {},
+             "The next partition is created when ids reach this percent of the current one; "
+             "the default is 80, and NULL turns create-ahead off.");
   manage::TableShape shape = manage::describe(rel);
   if (shape.has_default_partition)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -84,11 +98,32 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
              "Detach the DEFAULT partition before registering the table.");
   pg::guard([&] { relation_close(rel, NoLock); });
 
+  // Room in shared memory is checked before anything is written, so a table
+  // beyond partheal.max_tables is refused now rather than missed later.
+  if (ahead::track(shape.relid, size, percent) == nullptr)
+    pg::fail(
+        ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+        fmt::format("partheal.max_tables ({}) tables are managed already", settings::max_tables),
+        "Each managed table has a watermark in shared memory, sized at server start.",
+        "Raise partheal.max_tables and restart the server, or unmanage unused tables.");
   std::string sql = fmt::format(
-      "INSERT INTO {}.partheal_config (parent, partition_size) VALUES ($1, $2) "
-      "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size",
+      "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent) VALUES ($1, $2, $3) "
+      "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
+      "mark_percent = EXCLUDED.mark_percent",
       manage::extension_schema_sql());
-  manage::write_config(sql, shape.relid, &size);
+  manage::write_config(sql, shape.relid, manage::Config{size, percent});
+  // The worker creates ahead for writers that never call partheal_append,
+  // so it runs from registration on. Registration itself does not need it.
+  try {
+    worker::wake_or_start_worker(MyDatabaseId, false);
+  } catch (const PgError& e) {
+    const char* text = e.what();
+    pg::guard([&] {
+      ereport(WARNING, (errcode(e.sqlerrcode()), errmsg("%s", text),
+                        errdetail("Partitions are created when rows need them, not ahead."),
+                        errhint("Raise max_worker_processes and restart the server.")));
+    });
+  }
   PG_RETURN_VOID();
 }
 
@@ -98,11 +133,12 @@ PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
   Oid relid = RelationGetRelid(rel);
   std::string name = RelationGetRelationName(rel);
   pg::guard([&] { relation_close(rel, NoLock); });
-  if (!manage::configured_size(relid))
+  if (!manage::configured(relid))
     pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
              fmt::format("\"{}\" is not managed by partheal", name));
   std::string sql = fmt::format("DELETE FROM {}.partheal_config WHERE parent = $1",
                                 manage::extension_schema_sql());
-  manage::write_config(sql, relid, nullptr);
+  manage::write_config(sql, relid, std::nullopt);
+  ahead::forget(relid);
   PG_RETURN_VOID();
 }

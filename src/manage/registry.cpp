@@ -96,22 +96,24 @@ std::string extension_schema_sql() {
   });
 }
 
-std::optional<int64> configured_size(Oid relid) {
-  std::string sql = fmt::format("SELECT partition_size FROM {}.partheal_config WHERE parent = $1",
-                                extension_schema_sql());
+std::optional<Config> configured(Oid relid) {
+  std::string sql =
+      fmt::format("SELECT partition_size, mark_percent FROM {}.partheal_config WHERE parent = $1",
+                  extension_schema_sql());
   Oid types[] = {OIDOID};
   Datum values[] = {ObjectIdGetDatum(relid)};
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
   uint64 rows = pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
-  std::optional<int64> size;
+  std::optional<Config> config;
   if (rows > 0) {
-    std::optional<Datum> d = pg::spi::value(0, 1);
-    if (d) size = DatumGetInt64(*d);
+    std::optional<Datum> size = pg::spi::value(0, 1);
+    std::optional<Datum> percent = pg::spi::value(0, 2);
+    if (size) config = Config{DatumGetInt64(*size), percent ? DatumGetInt32(*percent) : 0};
   }
   pg::spi::finish();
   pg::leave_guc_level(level);
-  return size;
+  return config;
 }
 
 const ManagedTable* lookup(Relation parent) {
@@ -120,14 +122,15 @@ const ManagedTable* lookup(Relation parent) {
   auto it = entries.find(relid);
   if (it != entries.end() && !it->second.stale) return &it->second.table;
 
-  std::optional<int64> size = configured_size(relid);
-  if (!size) {
+  std::optional<Config> config = configured(relid);
+  if (!config) {
     if (it != entries.end()) entries.erase(it);
     return nullptr;
   }
   Entry entry;
   entry.table.shape = describe(parent);
-  entry.table.partition_size = *size;
+  entry.table.config = *config;
+  entry.table.shared = ahead::track(relid, config->partition_size, config->mark_percent);
   entry.table.generation = next_generation++;
   Entry& stored = entries[relid];
   stored = std::move(entry);

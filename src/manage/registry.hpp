@@ -7,14 +7,23 @@
 #include <optional>
 #include <string>
 
+#include "ahead/table_state.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
 
 namespace partheal::manage {
 
+struct Config {
+  int64 partition_size = 0;
+  int mark_percent = 80;  // 0: create-ahead is off for the table
+};
+
 struct ManagedTable {
   TableShape shape;
-  int64 partition_size = 0;
+  Config config;
+  // Shared memory: the watermark and counters. nullptr when
+  // partheal.max_tables is full; heals still work, create-ahead does not.
+  ahead::TableState* shared = nullptr;
   uint64_t generation = 0;  // changes whenever the entry is rebuilt
 };
 
@@ -22,8 +31,8 @@ struct ManagedTable {
 // The pointer is valid until the next invalidation is processed.
 const ManagedTable* lookup(Relation parent);
 
-// The partition_size in the config table, read with SPI.
-std::optional<int64> configured_size(Oid relid);
+// The table's row in the config table, read with SPI.
+std::optional<Config> configured(Oid relid);
 
 // The schema partheal's objects live in, quoted for SQL.
 std::string extension_schema_sql();

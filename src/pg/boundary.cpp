@@ -33,6 +33,9 @@ ErrorFields fields_of(const ErrorData* e) {
   f.column_name = text_or_empty(e->column_name);
   f.datatype_name = text_or_empty(e->datatype_name);
   f.constraint_name = text_or_empty(e->constraint_name);
+  f.cursorpos = e->cursorpos;
+  f.internalpos = e->internalpos;
+  f.internalquery = text_or_empty(e->internalquery);
   f.filename = text_or_empty(e->filename);
   f.lineno = e->lineno;
   f.funcname = text_or_empty(e->funcname);
@@ -76,6 +79,9 @@ ErrorData* make_errordata(int sqlerrcode, const char* message, const char* detai
 ErrorData* errordata_of(const ErrorFields& f) noexcept {
   ErrorData* e = make_errordata(f.sqlerrcode, f.message.c_str(), f.detail.c_str(), f.hint.c_str());
   if (e == &out_of_memory) return e;
+  e->cursorpos = f.cursorpos;
+  e->internalpos = f.internalpos;
+  e->internalquery = copy_or_null(f.internalquery.c_str());
   e->filename = copy_or_null(f.filename.c_str());
   e->lineno = f.lineno;
   e->funcname = copy_or_null(f.funcname.c_str());
@@ -104,7 +110,7 @@ Datum run_sql_body(FunctionCallInfo fcinfo, SqlBody body, ErrorData** failure) n
   }
 }
 
-void run_worker_body(WorkerBody body, Datum arg, ErrorData** failure) noexcept {
+void run_worker_body(EntryBody body, Datum arg, ErrorData** failure) noexcept {
   try {
     body(arg);
   } catch (...) {
@@ -173,7 +179,7 @@ Datum enter_sql(FunctionCallInfo fcinfo, SqlBody body) {
   return result;
 }
 
-void enter_worker(WorkerBody body, Datum arg) {
+void enter(EntryBody body, Datum arg) {
   ErrorData* failure = nullptr;
   run_worker_body(body, arg, &failure);
   if (failure != nullptr) throw_errordata(failure);

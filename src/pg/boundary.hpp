@@ -7,7 +7,7 @@
 //  * guard(f) runs a PostgreSQL call from C++. A PostgreSQL error inside it
 //    stops at a sigsetjmp frame that holds no C++ objects and continues as a
 //    PgError carrying the whole ErrorData.
-//  * PARTHEAL_SQL_FUNCTION and enter_worker are the only ways PostgreSQL calls
+//  * PARTHEAL_SQL_FUNCTION and enter() are the only ways PostgreSQL calls
 //    into partheal. They catch every C++ exception and raise it as ereport
 //    after the last C++ frame is gone; a PgError is raised with its fields
 //    unchanged, so an error may cross the boundary any number of times.
@@ -44,8 +44,9 @@ auto guard(F&& f) -> decltype(f()) {
 using SqlBody = Datum (*)(FunctionCallInfo);
 Datum enter_sql(FunctionCallInfo fcinfo, SqlBody body);
 
-using WorkerBody = void (*)(Datum);
-void enter_worker(WorkerBody body, Datum arg);
+// The entry for hooks and background worker mains.
+using EntryBody = void (*)(Datum);
+void enter(EntryBody body, Datum arg);
 
 // Converts the exception being handled into a palloc'd ErrorData without
 // ever raising a PostgreSQL error itself; call only inside a catch block.

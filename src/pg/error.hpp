@@ -29,6 +29,9 @@ struct ErrorFields {
   std::string column_name;
   std::string datatype_name;
   std::string constraint_name;
+  int cursorpos = 0;
+  int internalpos = 0;
+  std::string internalquery;
   // Where PostgreSQL raised it; empty for partheal's own errors.
   std::string filename;
   int lineno = 0;

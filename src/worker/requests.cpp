@@ -25,6 +25,10 @@ namespace {
 
 Shared* state = nullptr;
 
+constexpr int kRestartSeconds = 5;
+// A worker registered this long ago that never came up is taken for dead.
+constexpr long kStartupGraceMs = 10000;
+
 Size shared_size() {
   Size size = add_size(sizeof(Shared), mul_size(sizeof(Request), MaxBackends));
   return add_size(size, mul_size(sizeof(WorkerSlot), max_worker_processes));
@@ -45,12 +49,14 @@ void forget_starting_worker(Oid dboid) {
   });
 }
 
-void start_worker(Oid dboid) {
+void start_worker(Oid dboid, bool wait_for_start) {
   BackgroundWorker bgw;
   std::memset(&bgw, 0, sizeof(bgw));
   bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
   bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-  bgw.bgw_restart_time = BGW_NEVER_RESTART;  // backends start it again on demand
+  // A worker that dies is started again by the postmaster (its sequence
+  // poll must go on); one that exits cleanly has nothing left to do.
+  bgw.bgw_restart_time = kRestartSeconds;
   strlcpy(bgw.bgw_library_name, "partheal", BGW_MAXLEN);
   strlcpy(bgw.bgw_function_name, "partheal_worker_main", BGW_MAXLEN);
   strlcpy(bgw.bgw_type, "partheal worker", BGW_MAXLEN);
@@ -63,6 +69,7 @@ void start_worker(Oid dboid) {
   pid_t pid = 0;
   BgwHandleStatus status = BGWH_STOPPED;
   bool registered = pg::guard([&] { return RegisterDynamicBackgroundWorker(&bgw, &handle); });
+  if (registered && !wait_for_start) return;
   if (registered) status = pg::guard([&] { return WaitForBackgroundWorkerStartup(handle, &pid); });
   if (status == BGWH_STARTED) return;
   forget_starting_worker(dboid);
@@ -74,20 +81,27 @@ void start_worker(Oid dboid) {
            "Raise max_worker_processes and restart the server.");
 }
 
-// Wakes the worker of dboid, starting one if there is none.
-void wake_or_start_worker(Oid dboid) {
+}  // namespace
+
+void wake_or_start_worker(Oid dboid, bool wait_for_start) {
   Shared& s = shared();
   enum { kWoken, kStart, kFull } outcome = kWoken;
+  TimestampTz now = GetCurrentTimestamp();
   pg::guard([&] {
     LWLockAcquire(s.lock, LW_EXCLUSIVE);
     WorkerSlot* w = find_worker(dboid);
+    if (w != nullptr && w->proc == nullptr &&
+        TimestampDifferenceExceeds(w->since, now, kStartupGraceMs)) {
+      w->dboid = InvalidOid;
+      w = nullptr;
+    }
     if (w != nullptr) {
       if (w->proc != nullptr) SetLatch(&w->proc->procLatch);
     } else {
       outcome = kFull;
       for (int i = 0; i < s.nworkers; ++i) {
         if (s.workers[i].dboid != InvalidOid) continue;
-        s.workers[i] = WorkerSlot{dboid, true, nullptr};
+        s.workers[i] = WorkerSlot{dboid, true, now, nullptr};
         outcome = kStart;
         break;
       }
@@ -98,8 +112,10 @@ void wake_or_start_worker(Oid dboid) {
     pg::fail(errors::kWorkerUnavailable, "could not start a partheal worker",
              fmt::format("Each of the {} worker slots serves another database.", s.nworkers),
              "Raise max_worker_processes and restart the server.");
-  if (outcome == kStart) start_worker(dboid);
+  if (outcome == kStart) start_worker(dboid, wait_for_start);
 }
+
+namespace {
 
 bool worker_present(Oid dboid) {
   Shared& s = shared();
@@ -162,7 +178,7 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   Answer answer;
   bool answered = false;
   try {
-    wake_or_start_worker(MyDatabaseId);
+    wake_or_start_worker(MyDatabaseId, true);
     pg::guard([&] { ConditionVariablePrepareToSleep(&r.answered); });
     for (;;) {
       SpinLockAcquire(&r.mutex);
@@ -176,7 +192,7 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
       long remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
       if (remaining <= 0) break;
       // A worker that died leaves its pending requests behind: start another.
-      if (!worker_present(MyDatabaseId)) wake_or_start_worker(MyDatabaseId);
+      if (!worker_present(MyDatabaseId)) wake_or_start_worker(MyDatabaseId, true);
       pg::guard([&] {
         (void)ConditionVariableTimedSleep(&r.answered, Min(remaining, 1000L), PG_WAIT_EXTENSION);
       });
@@ -201,6 +217,39 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   return Created{answer.partition, answer.range};
 }
 
+bool request_create_ahead(Oid relid, int64 partition) {
+  Shared& s = shared();
+  bool queued = false;
+  SpinLockAcquire(&s.ahead_mutex);
+  for (AheadSlot& slot : s.ahead) {
+    if (slot.used) continue;
+    slot = AheadSlot{true, MyDatabaseId, relid, partition, 0, 0};
+    queued = true;
+    break;
+  }
+  SpinLockRelease(&s.ahead_mutex);
+  if (!queued) {
+    std::string line = fmt::format(
+        "{} create-ahead queue full; partition {} of relation {} is left "
+        "to the heal",
+        errors::kLogAheadDropped, partition, relid);
+    const char* text = line.c_str();
+    pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
+    return false;
+  }
+  // The append that crossed the mark must not wait for, or fail with, the
+  // worker: a worker that cannot start now is started by the next heal.
+  try {
+    wake_or_start_worker(MyDatabaseId, false);
+  } catch (const PgError& e) {
+    std::string line = fmt::format("{} create-ahead could not start the worker: {}",
+                                   errors::kLogAheadDropped, e.what());
+    const char* text = line.c_str();
+    pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
+  }
+  return true;
+}
+
 void request_shared_memory() {
   RequestAddinShmemSpace(shared_size());
   RequestNamedLWLockTranche("partheal", 1);
@@ -218,6 +267,8 @@ void init_shared_memory() {
     state->nworkers = max_worker_processes;
     state->requests = reinterpret_cast<Request*>(state + 1);
     state->workers = reinterpret_cast<WorkerSlot*>(state->requests + MaxBackends);
+    SpinLockInit(&state->ahead_mutex);
+    SpinLockInit(&state->dropping_mutex);
     for (int i = 0; i < state->nrequests; ++i) {
       SpinLockInit(&state->requests[i].mutex);
       ConditionVariableInit(&state->requests[i].answered);

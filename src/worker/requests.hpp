@@ -18,6 +18,10 @@ struct Created {
 // unchanged (a lock timeout stays 55P03), or PH002/PH003.
 Created create_covering_partition(Oid relid, int64 id, int64 partition_size);
 
+// Queues the creation of partition number `partition` for the worker and
+// returns at once; false when the queue is full (the heal still covers it).
+bool request_create_ahead(Oid relid, int64 partition);
+
 // Shared memory: sized in shmem_request_hook, laid out in shmem_startup_hook.
 void request_shared_memory();
 void init_shared_memory();

@@ -1,6 +1,6 @@
-// The shared memory between backends and the per-database workers: one
-// request slot per backend (a backend waits for one partition at a time) and
-// one worker slot per database that has asked for a worker.
+// The shared memory between backends and the per-database workers: one heal
+// request slot per backend (a backend waits for one partition at a time), a
+// queue of create-ahead attempts, and one worker slot per database.
 #pragma once
 
 #include "pg/postgres.hpp"
@@ -10,6 +10,7 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/spin.h"
+#include "utils/timestamp.h"
 }
 
 namespace partheal::worker {
@@ -41,10 +42,24 @@ struct Request {
 };
 
 struct WorkerSlot {
-  Oid dboid;      // InvalidOid: free
-  bool starting;  // registered with the postmaster, not yet running
-  PGPROC* proc;   // set by the worker once it runs; its latch is how it is woken
+  Oid dboid;          // InvalidOid: free
+  bool starting;      // registered with the postmaster, not yet running
+  TimestampTz since;  // when it was registered
+  PGPROC* proc;       // set by the worker once it runs; its latch wakes it
 };
+
+// A create-ahead attempt waiting for the worker, with its retry state.
+struct AheadSlot {
+  bool used;
+  Oid dboid;
+  Oid relid;
+  int64 partition;
+  int attempts;
+  TimestampTz not_before;
+};
+
+constexpr int kAheadSlots = 256;
+constexpr int kDroppingSlots = 8;
 
 struct Shared {
   LWLock* lock;  // guards the worker slots
@@ -52,11 +67,20 @@ struct Shared {
   int nworkers;
   WorkerSlot* workers;
   Request* requests;
+  slock_t ahead_mutex;
+  AheadSlot ahead[kAheadSlots];
+  // Databases being dropped: a worker started for one exits at once.
+  slock_t dropping_mutex;
+  Oid dropping[kDroppingSlots];
 };
 
 Shared& shared();
 
 // The slot of the worker for dboid, or nullptr; call with shared().lock held.
 WorkerSlot* find_worker(Oid dboid);
+
+// Wakes the worker of dboid, starting one if there is none; waits for the
+// postmaster to start it only when asked to. Throws PH003.
+void wake_or_start_worker(Oid dboid, bool wait_for_start);
 
 }  // namespace partheal::worker

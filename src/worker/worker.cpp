@@ -4,14 +4,26 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <vector>
 
 #include "errors.hpp"
+#include "ahead/mark.hpp"
+#include "ahead/table_state.hpp"
 #include "heal/ensure_covering.hpp"
+#include "heal/partition_math.hpp"
+#include "manage/registry.hpp"
+#include "pg/guc_scope.hpp"
+#include "pg/spi.hpp"
+#include "settings.hpp"
 #include "pg/boundary.hpp"
 #include "worker/shared.hpp"
 
 extern "C" {
+#include "access/relation.h"
 #include "access/xact.h"
+#include "commands/sequence.h"
+#include "storage/lmgr.h"
+#include "utils/fmgrprotos.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -28,7 +40,17 @@ namespace partheal::worker {
 
 namespace {
 
-constexpr long kIdleWakeMs = 10000;
+// A create-ahead attempt is tried this often in all, with the backoff
+// doubling twice each time: 0.1 s, 0.4 s, 1.6 s.
+constexpr int kAheadAttempts = 4;
+constexpr long kFirstBackoffMs = 100;
+
+// The extension is gone from this database (DROP EXTENSION): nothing is left
+// to do, and an exit code of 0 keeps the postmaster from restarting us.
+[[noreturn]] void exit_quietly(const char* why) {
+  ereport(LOG, (errmsg_internal("partheal worker exits: %s", why)));
+  proc_exit(0);
+}
 
 void copy_text(char* dst, const std::string& src, size_t size) {
   strlcpy(dst, src.c_str(), size);
@@ -96,6 +118,135 @@ void serve_pending(Oid dboid) {
   }
 }
 
+// Serves the create-ahead attempts that are due; returns how long until the
+// next one is (or naptime if none waits).
+long serve_ahead(Oid dboid) {
+  Shared& s = shared();
+  long next_ms = settings::naptime_ms;
+  for (AheadSlot& slot : s.ahead) {
+    TimestampTz now = GetCurrentTimestamp();
+    SpinLockAcquire(&s.ahead_mutex);
+    AheadSlot mine = slot;
+    SpinLockRelease(&s.ahead_mutex);
+    if (!mine.used || mine.dboid != dboid) continue;
+    if (mine.not_before > now) {
+      next_ms = Min(next_ms, TimestampDifferenceMilliseconds(now, mine.not_before));
+      continue;
+    }
+    ahead::TableState* state = ahead::find(mine.relid);
+    int64 size = state ? static_cast<int64>(pg_atomic_read_u64(&state->partition_size)) : 0;
+    int64 first = 0;
+    bool done = true;
+    if (state != nullptr && size > 0 &&
+        heal::first_id_of(mine.partition, size, PG_INT64_MAX, &first)) {
+      Answer answer = create_in_own_transaction(mine.relid, first, size);
+      if (answer.sqlerrcode == 0) {
+        if (answer.partition[0] != '\0') ahead::count(state->ahead_created);
+      } else if (++mine.attempts < kAheadAttempts) {
+        done = false;
+        long backoff = kFirstBackoffMs << (2 * (mine.attempts - 1));
+        mine.not_before = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), backoff);
+        next_ms = Min(next_ms, backoff);
+      } else {
+        ahead::count(state->ahead_failed);
+        std::string line = fmt::format(
+            "{} create-ahead of partition {} of relation {} dropped after {} attempts: {}",
+            errors::kLogAheadGaveUp, mine.partition, mine.relid, mine.attempts, answer.message);
+        const char* text = line.c_str();
+        int code = answer.sqlerrcode;
+        pg::guard([&] {
+          ereport(WARNING, (errcode(code), errmsg_internal("%s", text),
+                            errhint("The heal creates the partition when rows reach it.")));
+        });
+      }
+    }
+    SpinLockAcquire(&s.ahead_mutex);
+    if (done) {
+      slot.used = false;
+    } else {
+      slot.attempts = mine.attempts;
+      slot.not_before = mine.not_before;
+    }
+    SpinLockRelease(&s.ahead_mutex);
+  }
+  return next_ms;
+}
+
+// The last value drawn from the table's sequence; false if none was drawn.
+// Reads sequence state only: no table scan, no query per row.
+bool sequence_position(Oid sequence, int64* value) {
+  return pg::guard([&] {
+    LOCAL_FCINFO(fcinfo, 1);
+    InitFunctionCallInfoData(*fcinfo, nullptr, 1, InvalidOid, nullptr, nullptr);
+    fcinfo->args[0].value = ObjectIdGetDatum(sequence);
+    fcinfo->args[0].isnull = false;
+    Datum d = pg_sequence_last_value(fcinfo);
+    if (fcinfo->isnull) return false;
+    *value = DatumGetInt64(d);
+    return true;
+  });
+}
+
+// Writers that never call partheal_append draw ids through the column
+// default, so no append sees their mark: the sequence position stands in.
+void poll_one(Oid relid) {
+  bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
+  if (!locked) return;  // busy with DDL: next round
+  Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
+  if (rel == nullptr) return;
+  const manage::ManagedTable* table = manage::lookup(rel);
+  int64 position = 0;
+  if (table != nullptr && table->shared != nullptr && table->config.mark_percent > 0 &&
+      sequence_position(table->shape.sequence, &position)) {
+    int64 size = table->config.partition_size;
+    int64 n = heal::partition_number(position, size);
+    if (position >= heal::mark_of(n, size, table->config.mark_percent))
+      ahead::request_next(*table, n + 1);
+  }
+  pg::guard([&] { relation_close(rel, NoLock); });
+}
+
+void poll_sequences() {
+  pg::guard([] {
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+  });
+  try {
+    std::string schema = manage::extension_schema_sql();
+    int level = pg::enter_safe_search_path();
+    pg::spi::connect();
+    uint64 n = pg::spi::execute(fmt::format("SELECT parent FROM {}.partheal_config", schema),
+                                SPI_OK_SELECT, {}, true);
+    std::vector<Oid> relids;
+    for (uint64 i = 0; i < n; ++i)
+      if (std::optional<Datum> d = pg::spi::value(i, 1)) relids.push_back(DatumGetObjectId(*d));
+    pg::spi::finish();
+    pg::leave_guc_level(level);
+    for (Oid relid : relids) poll_one(relid);
+    pg::guard([] {
+      PopActiveSnapshot();
+      CommitTransactionCommand();
+    });
+  } catch (const PgError& e) {
+    pg::guard([] { AbortCurrentTransaction(); });
+    if (e.sqlerrcode() == ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE)
+      exit_quietly("extension \"partheal\" is not installed in this database");
+    std::string line = fmt::format("partheal worker: sequence poll failed: {}", e.what());
+    const char* text = line.c_str();
+    pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
+  }
+}
+
+bool being_dropped(Oid dboid) {
+  Shared& s = shared();
+  bool dropping = false;
+  SpinLockAcquire(&s.dropping_mutex);
+  for (Oid d : s.dropping) dropping = dropping || d == dboid;
+  SpinLockRelease(&s.dropping_mutex);
+  return dropping;
+}
+
 // Runs at every exit, FATAL included: frees the slot and hands back any
 // request this worker had taken, so a waiting backend starts a new worker.
 void on_worker_exit(int, Datum arg) {
@@ -115,30 +266,49 @@ void on_worker_exit(int, Datum arg) {
   }
 }
 
+// Takes this database's slot: the one a backend registered us in, or, after
+// the postmaster restarted us, a free one. False if another worker has it.
+bool announce(Oid dboid) {
+  Shared& s = shared();
+  return pg::guard([&] {
+    LWLockAcquire(s.lock, LW_EXCLUSIVE);
+    WorkerSlot* w = find_worker(dboid);
+    bool ours = w == nullptr || w->proc == nullptr;
+    if (w == nullptr)
+      for (int i = 0; i < s.nworkers && w == nullptr; ++i)
+        if (s.workers[i].dboid == InvalidOid) w = &s.workers[i];
+    if (ours && w != nullptr) *w = WorkerSlot{dboid, false, GetCurrentTimestamp(), MyProc};
+    LWLockRelease(s.lock);
+    return ours && w != nullptr;
+  });
+}
+
 void worker_body(Datum arg) {
   Oid dboid = DatumGetObjectId(arg);
   pg::guard([&] {
-    before_shmem_exit(on_worker_exit, arg);
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     pqsignal(SIGTERM, die);
     BackgroundWorkerUnblockSignals();
+  });
+  if (being_dropped(dboid)) pg::guard([] { exit_quietly("its database is being dropped"); });
+  pg::guard([&] {
     BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
     pgstat_report_appname("partheal worker");
   });
-  Shared& s = shared();
-  pg::guard([&] {
-    LWLockAcquire(s.lock, LW_EXCLUSIVE);
-    WorkerSlot* w = find_worker(dboid);
-    if (w != nullptr) {
-      w->proc = MyProc;
-      w->starting = false;
-    }
-    LWLockRelease(s.lock);
-  });
+  if (!announce(dboid)) pg::guard([] { exit_quietly("another worker serves this database"); });
+  pg::guard([&] { before_shmem_exit(on_worker_exit, arg); });
+
+  TimestampTz next_poll = 0;
   for (;;) {
     serve_pending(dboid);
-    pg::guard([] {
-      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, kIdleWakeMs,
+    if (GetCurrentTimestamp() >= next_poll) {
+      poll_sequences();
+      next_poll = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::naptime_ms);
+    }
+    long wait_ms = serve_ahead(dboid);
+    wait_ms = Min(wait_ms, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_poll));
+    pg::guard([&] {
+      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Max(wait_ms, 1L),
                       PG_WAIT_EXTENSION);
       ResetLatch(MyLatch);
       CHECK_FOR_INTERRUPTS();
@@ -157,6 +327,6 @@ void worker_body(Datum arg) {
 extern "C" {
 PGDLLEXPORT void partheal_worker_main(Datum arg);
 void partheal_worker_main(Datum arg) {
-  partheal::pg::enter_worker(partheal::worker::worker_body, arg);
+  partheal::pg::enter(partheal::worker::worker_body, arg);
 }
 }

@@ -22,7 +22,7 @@ my $node = PartHeal::new_node('main');
 $node->safe_psql('postgres', q{
   CREATE EXTENSION partheal;
   CREATE TABLE log (id bigserial, body text) PARTITION BY RANGE (id);
-  SELECT partheal_manage('log', 100);
+  SELECT partheal_manage('log', 100, NULL);
   SELECT partheal_append('log', '{"body": "before restart"}');
 });
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_inherits'), '1', 'a partition was healed');
@@ -41,7 +41,7 @@ like($node->safe_psql('postgres',
 my $file = "${PostgreSQL::Test::Utils::tmp_check}/dump.sql";
 $node->command_ok(['pg_dump', '-f', $file, '-d', $node->connstr('postgres')], 'pg_dump runs');
 my $dump = slurp_file($file);
-like($dump, qr/COPY public\.partheal_config \(parent, partition_size\) FROM stdin;\npublic\.log\t100/,
+like($dump, qr/COPY public\.partheal_config \(parent, partition_size, mark_percent\) FROM stdin;\npublic\.log\t100\t\\N/,
   'pg_dump dumps the registration');
 
 # ... and a restore into a fresh database heals again.

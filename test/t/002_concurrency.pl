@@ -16,7 +16,7 @@ $node->safe_psql('postgres', q{
   CREATE TABLE lab (id bigserial, body text) PARTITION BY RANGE (id);
   CREATE TABLE lab_p0 PARTITION OF lab FOR VALUES FROM (0) TO (20);
   SELECT setval('lab_id_seq', 19);
-  SELECT partheal_manage('lab', 10);
+  SELECT partheal_manage('lab', 10, NULL);
 });
 
 # Seed 000's lab at full speed: eight clients, batches of five rows, each

@@ -17,7 +17,7 @@ $node->reload;
 $node->safe_psql('postgres', q{
   CREATE EXTENSION partheal;
   CREATE TABLE q (id bigserial, body text) PARTITION BY RANGE (id);
-  SELECT partheal_manage('q', 10);
+  SELECT partheal_manage('q', 10, NULL);
   SELECT partheal_append('q', '{"body": "one"}');
 });
 my $worker_pid = sub {

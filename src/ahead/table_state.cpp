@@ -1,0 +1,117 @@
+#include "ahead/table_state.hpp"
+#include "pg/boundary.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+}
+
+namespace partheal::ahead {
+
+namespace {
+
+HTAB* tables = nullptr;
+LWLock* tables_lock = nullptr;
+
+uint64 bits_of(int64 v) {
+  return static_cast<uint64>(v);
+}
+int64 value_of(uint64 bits) {
+  return static_cast<int64>(bits);
+}
+
+void init_entry(TableState* s) {
+  pg_atomic_init_u64(&s->watermark, bits_of(kNothingAttempted));
+  pg_atomic_init_u64(&s->partition_size, 0);
+  pg_atomic_init_u32(&s->mark_percent, 0);
+  for (pg_atomic_uint64* c :
+       {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
+        &s->ahead_failed, &s->last_heal})
+    pg_atomic_init_u64(c, 0);
+}
+
+}  // namespace
+
+TableState* find(Oid relid) {
+  TableKey key{MyDatabaseId, relid};
+  return pg::guard([&] {
+    LWLockAcquire(tables_lock, LW_SHARED);
+    auto* s = static_cast<TableState*>(hash_search(tables, &key, HASH_FIND, nullptr));
+    LWLockRelease(tables_lock);
+    return s;
+  });
+}
+
+TableState* track(Oid relid, int64 partition_size, int mark_percent) {
+  TableState* s = find(relid);
+  if (s == nullptr) {
+    TableKey key{MyDatabaseId, relid};
+    s = pg::guard([&] {
+      LWLockAcquire(tables_lock, LW_EXCLUSIVE);
+      bool found = false;
+      // HASH_ENTER_NULL: a full table answers NULL instead of raising.
+      auto* entry = static_cast<TableState*>(hash_search(tables, &key, HASH_ENTER_NULL, &found));
+      if (entry != nullptr && !found) init_entry(entry);
+      LWLockRelease(tables_lock);
+      return entry;
+    });
+    if (s == nullptr) return nullptr;
+  }
+  pg_atomic_write_u64(&s->partition_size, static_cast<uint64>(partition_size));
+  pg_atomic_write_u32(&s->mark_percent, static_cast<uint32>(mark_percent));
+  return s;
+}
+
+void forget(Oid relid) {
+  TableKey key{MyDatabaseId, relid};
+  pg::guard([&] {
+    LWLockAcquire(tables_lock, LW_EXCLUSIVE);
+    (void)hash_search(tables, &key, HASH_REMOVE, nullptr);
+    LWLockRelease(tables_lock);
+  });
+}
+
+int64 watermark(TableState* state) {
+  return value_of(pg_atomic_read_u64(&state->watermark));
+}
+
+bool claim(TableState* state, int64 partition) {
+  uint64 seen = pg_atomic_read_u64(&state->watermark);
+  while (value_of(seen) < partition)
+    if (pg_atomic_compare_exchange_u64(&state->watermark, &seen, bits_of(partition))) return true;
+  return false;
+}
+
+void for_each_in_database(void (*f)(TableState*, void*) noexcept, void* ctx) {
+  pg::guard([&] {
+    LWLockAcquire(tables_lock, LW_SHARED);
+    HASH_SEQ_STATUS scan;
+    hash_seq_init(&scan, tables);
+    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
+         s = static_cast<TableState*>(hash_seq_search(&scan)))
+      if (s->key.dboid == MyDatabaseId) f(s, ctx);
+    LWLockRelease(tables_lock);
+  });
+}
+
+void request_shared_memory() {
+  RequestAddinShmemSpace(hash_estimate_size(settings::max_tables, sizeof(TableState)));
+  RequestNamedLWLockTranche("partheal tables", 1);
+}
+
+void init_shared_memory() {
+  HASHCTL info;
+  info.keysize = sizeof(TableKey);
+  info.entrysize = sizeof(TableState);
+  LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+  tables = ShmemInitHash("partheal tables", settings::max_tables, settings::max_tables, &info,
+                         HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+  LWLockRelease(AddinShmemInitLock);
+  tables_lock = &(GetNamedLWLockTranche("partheal tables"))->lock;
+}
+
+}  // namespace partheal::ahead

@@ -1,0 +1,60 @@
+// Per managed table, in shared memory and so cluster-wide: the create-ahead
+// watermark and the counters behind partheal_stats.
+#pragma once
+
+#include "pg/postgres.hpp"
+
+extern "C" {
+#include "port/atomics.h"
+}
+
+namespace partheal::ahead {
+
+struct TableKey {
+  Oid dboid;
+  Oid relid;
+};
+
+struct TableState {
+  TableKey key;  // the hash key; must stay first
+  // The highest partition number for which a creation was attempted, stored
+  // as int64 bits. It only moves up, by compare-and-swap, and is never reset.
+  pg_atomic_uint64 watermark;
+  pg_atomic_uint64 partition_size;
+  pg_atomic_uint32 mark_percent;
+  pg_atomic_uint64 appends;
+  pg_atomic_uint64 rows;
+  pg_atomic_uint64 heals;
+  pg_atomic_uint64 exhaustions;
+  pg_atomic_uint64 ahead_requested;
+  pg_atomic_uint64 ahead_created;
+  pg_atomic_uint64 ahead_failed;
+  pg_atomic_uint64 last_heal;  // TimestampTz; 0: never
+};
+
+constexpr int64 kNothingAttempted = PG_INT64_MIN;
+
+// This database's state of relid; nullptr if it has none.
+TableState* find(Oid relid);
+// Finds or adds it, keeping its size and mark current. nullptr when all
+// partheal.max_tables entries are taken.
+TableState* track(Oid relid, int64 partition_size, int mark_percent);
+void forget(Oid relid);
+
+int64 watermark(TableState* state);
+// Raises the watermark to partition if it is below: true for the one caller
+// in the whole cluster that raised it, which then owns the attempt.
+bool claim(TableState* state, int64 partition);
+
+inline void count(pg_atomic_uint64& counter, uint64 n = 1) {
+  pg_atomic_fetch_add_u64(&counter, n);
+}
+
+// Calls f for every state of this database, under a shared lock; f must not
+// throw.
+void for_each_in_database(void (*f)(TableState*, void*) noexcept, void* ctx);
+
+void request_shared_memory();
+void init_shared_memory();
+
+}  // namespace partheal::ahead
