@@ -1,0 +1,73 @@
+-- Create-ahead: an append whose ids include its partition's mark (80% by
+-- default) makes the worker create the next partition; the append does not
+-- wait for it. partheal_stats shows the watermark and the counters.
+CREATE TABLE ah (id bigserial, v int) PARTITION BY RANGE (id);
+SELECT partheal_manage('ah', 10);
+SELECT parent, partition_size, mark_percent FROM partheal_config WHERE parent = 'ah'::regclass;
+-- Waits, boundedly, for the worker to make a partition. It reads pg_class
+-- with a fresh snapshot each time: to_regclass would keep answering from a
+-- cached negative lookup within this one statement.
+CREATE FUNCTION wait_for_partition(name text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..400 LOOP
+    IF EXISTS (SELECT 1 FROM pg_class WHERE relname = name) THEN RETURN true; END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN false;
+END $$;
+CREATE VIEW ah_stats AS
+  SELECT appends, rows_appended, heals, exhaustions, ahead_requested, ahead_created,
+         ahead_failed, watermark, last_heal IS NOT NULL AS healed_once
+    FROM partheal_stats WHERE parent = 'ah'::regclass;
+SELECT * FROM ah_stats;
+
+-- Ids 1 to 7 are below partition 0's mark (id 8): a heal, no request.
+SELECT count(*) FROM partheal_append('ah', '[{}, {}, {}, {}, {}, {}, {}]');
+SELECT * FROM ah_stats;
+-- Id 8 is the mark: partition 1 is requested, and the append returns at once.
+SELECT * FROM partheal_append('ah', '{}');
+SELECT watermark, ahead_requested FROM ah_stats;
+SELECT wait_for_partition('ah_p10') AS created_ahead;
+-- Ids 9 to 15 find their partition there: no heal.
+SELECT count(*) FROM partheal_append('ah', '[{}, {}, {}, {}, {}, {}, {}]');
+SELECT * FROM ah_stats;
+
+-- A transaction that crosses the mark and rolls back burns its ids, and the
+-- early partition stays, empty and harmless.
+BEGIN;
+SELECT * FROM partheal_append('ah', '[{}, {}, {}]');
+ROLLBACK;
+SELECT wait_for_partition('ah_p20') AS created_ahead;
+SELECT count(*) FROM ah_p20;
+-- The watermark only moves up: the same mark again requests nothing.
+SELECT * FROM partheal_append('ah', '{"id": 18}');
+SELECT watermark, ahead_requested, ahead_created FROM ah_stats;
+
+-- Another mark percent: 50 puts partition 0's mark at id 5.
+CREATE TABLE half (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('half', 10, 50);
+SELECT count(*) FROM partheal_append('half', '[{}, {}, {}, {}, {}]');
+SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'half'::regclass;
+SELECT wait_for_partition('half_p10') AS created_ahead;
+
+-- mark_percent NULL turns create-ahead off for a table.
+CREATE TABLE no_ahead (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('no_ahead', 10, NULL);
+SELECT count(*) FROM partheal_append('no_ahead', '[{}, {}, {}, {}, {}, {}, {}, {}, {}]');
+SELECT watermark, ahead_requested, heals FROM partheal_stats WHERE parent = 'no_ahead'::regclass;
+
+-- A bad mark percent changes nothing.
+\set VERBOSITY verbose
+SELECT partheal_manage('ah', 10, 0);
+SELECT partheal_manage('ah', 10, 100);
+\set VERBOSITY default
+SELECT partheal_manage('ah', 10, -1);
+SELECT mark_percent FROM partheal_config WHERE parent = 'ah'::regclass;
+
+-- Exhaustions are counted.
+SET partheal.max_retries = 0;
+CREATE TABLE ah_split (LIKE ah);
+ALTER TABLE ah ATTACH PARTITION ah_split FOR VALUES FROM (33) TO (35);
+SELECT * FROM partheal_append('ah', '[{"id": 31}, {"id": 36}]');
+RESET partheal.max_retries;
+SELECT exhaustions FROM ah_stats;
