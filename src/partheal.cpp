@@ -98,6 +98,9 @@ void define_gucs() {
                           "writers that do not call partheal_append.",
                           nullptr, &partheal::settings::naptime_ms, 1000, 10, 3600000, PGC_SIGHUP,
                           GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  // Only after every variable exists: reserving the prefix throws away the
+  // values of any partheal.* setting not defined yet.
+  if (process_shared_preload_libraries_in_progress) define_postmaster_gucs();
   MarkGUCPrefixReserved("partheal");
 }
 
@@ -110,7 +113,6 @@ void _PG_init(void) {
   define_gucs();
   partheal::manage::install_invalidation_callback();
   if (!process_shared_preload_libraries_in_progress) return;
-  define_postmaster_gucs();
   partheal::settings::loaded_at_startup = true;
   previous_shmem_request = shmem_request_hook;
   shmem_request_hook = on_shmem_request;

@@ -53,8 +53,12 @@ TableState* track(Oid relid, int64 partition_size, int mark_percent) {
     s = pg::guard([&] {
       LWLockAcquire(tables_lock, LW_EXCLUSIVE);
       bool found = false;
-      // HASH_ENTER_NULL: a full table answers NULL instead of raising.
-      auto* entry = static_cast<TableState*>(hash_search(tables, &key, HASH_ENTER_NULL, &found));
+      // dynahash allocates entries in chunks, so HASH_FIXED_SIZE alone is no
+      // exact limit: the count is checked here. HASH_ENTER_NULL answers NULL
+      // rather than raising if shared memory runs out all the same.
+      TableState* entry = nullptr;
+      if (hash_get_num_entries(tables) < settings::max_tables)
+        entry = static_cast<TableState*>(hash_search(tables, &key, HASH_ENTER_NULL, &found));
       if (entry != nullptr && !found) init_entry(entry);
       LWLockRelease(tables_lock);
       return entry;

@@ -1,0 +1,140 @@
+# Create-ahead under real concurrency and failure: one creation per mark
+# however many appenders cross it, plain INSERT writers covered by the
+# sequence poll, a failing creation warned about and dropped while the heal
+# still lands the rows, and a worker that comes back by itself.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PartHeal::new_node('ahead');
+$node->append_conf('postgresql.conf', "partheal.naptime = '100ms'\npartheal.max_tables = 4\n");
+$node->restart;
+$node->safe_psql('postgres', 'CREATE EXTENSION partheal');
+my $stat = sub {
+  my ($table, $cols) = @_;
+  $node->safe_psql('postgres', "SELECT $cols FROM partheal_stats WHERE parent = '$table'::regclass");
+};
+my $wait_for_partition = sub {
+  my ($name) = @_;
+  $node->poll_query_until('postgres', "SELECT count(*) = 1 FROM pg_class WHERE relname = '$name'");
+};
+
+# Eight appenders at once through ten marks: one claim and one creation per
+# partition, whoever drew the mark id.
+$node->safe_psql('postgres', q{
+  CREATE TABLE herd (id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('herd', 1000);
+  SELECT partheal_append('herd', '{}');
+});
+my $script = "${PostgreSQL::Test::Utils::tmp_check}/append.sql";
+open(my $fh, '>', $script) or die;
+print $fh q{SELECT partheal_append('herd', '{"body": "x"}');} . "\n";
+close $fh;
+my ($out, $err) = ('', '');
+IPC::Run::run(['pgbench', '-n', '-c', '8', '-j', '2', '-t', '1250', '-f', $script,
+    $node->connstr('postgres')], '>', \$out, '2>', \$err) or diag($err);
+like($out, qr/actually processed: 10000\/10000/, 'eight appenders, no failed append');
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM herd'), '10001|10001',
+  'every row landed once');
+# Ids 1..10001 hold the marks 800, 1800, ..., 9800: ten claims.
+is($stat->('herd', 'ahead_requested, watermark'), '10|10', 'one claim per mark, and the watermark');
+$wait_for_partition->('herd_p10000');
+my $log = slurp_file($node->logfile);
+my %made;
+$made{$1}++ while $log =~ /PHL02 created partition "public\.(herd_p\d+)"/g;
+is(scalar(grep { $made{$_} > 1 } keys %made), 0, 'no partition was created twice');
+is(scalar(keys %made), 11, 'eleven partitions for ids up to 10001, the last made ahead');
+# How many appends still met a missing partition depends on how fast the
+# worker gets a core against eight clients; test/bench/ measures it.
+diag('herd: ' . $stat->('herd', q{format('requested %s, created ahead %s, appends that healed %s', ahead_requested, ahead_created, heals)}));
+
+# A writer that never calls partheal_append: the worker reads the sequence
+# and creates the next partition once the position passes the mark.
+$node->safe_psql('postgres', q{
+  CREATE TABLE plain_w (id bigserial, v int) PARTITION BY RANGE (id);
+  CREATE TABLE plain_w_p0 PARTITION OF plain_w FOR VALUES FROM (0) TO (100);
+  SELECT partheal_manage('plain_w', 100);
+  INSERT INTO plain_w (v) SELECT g FROM generate_series(1, 85) g;
+});
+ok($wait_for_partition->('plain_w_p100'), 'the plain writer passed the mark: the next partition appears');
+$node->safe_psql('postgres', 'INSERT INTO plain_w (v) SELECT g FROM generate_series(1, 30) g');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM plain_w'), '115',
+  'plain INSERTs past the boundary land, with no partheal_append at all');
+
+# A creation that keeps failing is retried, warned about with PHL04 and
+# dropped; the heal still lands the rows when they reach the partition.
+$node->safe_psql('postgres', q{
+  CREATE TABLE shaky (id bigserial) PARTITION BY RANGE (id);
+  SELECT partheal_manage('shaky', 10);
+  CREATE TABLE shaky_p10 (x int);
+  SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}, {}, {}, {}, {}]');
+});
+$node->wait_for_log(qr/WARNING:  PHL04 create-ahead of partition 1 of relation \d+ dropped after 4 attempts: relation "shaky_p10" already exists/);
+is($stat->('shaky', 'ahead_requested, ahead_created, ahead_failed'), '1|0|1',
+  'the failed attempt is counted and dropped');
+$node->safe_psql('postgres', 'DROP TABLE shaky_p10');
+$node->safe_psql('postgres', q{SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}]')});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM shaky'), '12', 'the heal landed the rows');
+is($stat->('shaky', 'heals'), '2', 'by a heal, as the warning said');
+
+# The worker comes back by itself after it is terminated: the postmaster
+# restarts it, and its poll goes on.
+my $worker = q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = 'postgres'};
+my $pid = $node->safe_psql('postgres', $worker);
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+ok($node->poll_query_until('postgres',
+    "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND pid <> $pid"),
+  'a terminated worker is restarted without any append');
+$node->safe_psql('postgres', 'INSERT INTO plain_w (v) SELECT g FROM generate_series(1, 70) g');
+ok($wait_for_partition->('plain_w_p200'), 'and its sequence poll goes on');
+
+# partheal.max_tables (4 here) bounds the tables, checked at registration.
+$node->safe_psql('postgres', q{
+  CREATE TABLE fourth (id bigserial) PARTITION BY RANGE (id);
+  CREATE TABLE fifth (id bigserial) PARTITION BY RANGE (id);
+  SELECT partheal_manage('fourth', 10);
+});
+my ($ret, $stdout, $stderr) = $node->psql('postgres', q{SELECT partheal_manage('fifth', 10)});
+like($stderr, qr/partheal\.max_tables \(4\) tables are managed already/,
+  'a fifth table is refused at registration');
+like($stderr, qr/HINT:  Raise partheal\.max_tables/, 'with a hint');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM partheal_config WHERE parent = 'fifth'::regclass}),
+  '0', 'and is not registered');
+$node->safe_psql('postgres', q{SELECT partheal_unmanage('shaky'); SELECT partheal_manage('fifth', 10)});
+pass('after unmanaging one, it fits');
+
+# DROP DATABASE goes through although a worker is connected to the database,
+# and the worker is not restarted into a database that is gone.
+# The limit is cluster-wide: make room for the next database's table.
+$node->safe_psql('postgres', q{SELECT partheal_unmanage('fourth')});
+$node->safe_psql('postgres', 'CREATE DATABASE doomed');
+$node->safe_psql('doomed', q{
+  CREATE EXTENSION partheal;
+  CREATE TABLE t (id bigserial) PARTITION BY RANGE (id);
+  SELECT partheal_manage('t', 10, NULL);
+});
+ok($node->poll_query_until('postgres',
+    q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = 'doomed'}),
+  'registration started a worker in the database');
+$node->safe_psql('postgres', 'DROP DATABASE doomed');
+pass('DROP DATABASE went through');
+my $offset = -s $node->logfile;
+sleep 7;    # longer than the postmaster's restart interval for the worker
+unlike(substr(slurp_file($node->logfile), $offset), qr/database \d+ does not exist/,
+  'no worker was restarted into the dropped database');
+
+# DROP EXTENSION: the worker has nothing left to do and exits for good.
+$node->safe_psql('postgres', 'DROP EXTENSION partheal');
+ok($node->poll_query_until('postgres',
+    q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker'}),
+  'the worker exits after DROP EXTENSION');
+$node->wait_for_log(qr/partheal worker exits: extension "partheal" is not installed/);
+pass('and says why');
+
+$node->stop;
+done_testing();
