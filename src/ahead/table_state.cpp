@@ -36,38 +36,54 @@ void init_entry(TableState* s) {
 
 }  // namespace
 
-TableState* find(Oid relid) {
+bool with_state(Oid relid, void (*f)(TableState&, void*) noexcept, void* ctx) {
   TableKey key{MyDatabaseId, relid};
   return pg::guard([&] {
     LWLockAcquire(tables_lock, LW_SHARED);
     auto* s = static_cast<TableState*>(hash_search(tables, &key, HASH_FIND, nullptr));
+    if (s != nullptr) f(*s, ctx);
     LWLockRelease(tables_lock);
-    return s;
+    return s != nullptr;
   });
 }
 
-TableState* track(Oid relid, int64 partition_size, int mark_percent) {
-  TableState* s = find(relid);
-  if (s == nullptr) {
-    TableKey key{MyDatabaseId, relid};
-    s = pg::guard([&] {
-      LWLockAcquire(tables_lock, LW_EXCLUSIVE);
-      bool found = false;
-      // dynahash allocates entries in chunks, so HASH_FIXED_SIZE alone is no
-      // exact limit: the count is checked here. HASH_ENTER_NULL answers NULL
-      // rather than raising if shared memory runs out all the same.
-      TableState* entry = nullptr;
-      if (hash_get_num_entries(tables) < settings::max_tables)
-        entry = static_cast<TableState*>(hash_search(tables, &key, HASH_ENTER_NULL, &found));
-      if (entry != nullptr && !found) init_entry(entry);
-      LWLockRelease(tables_lock);
-      return entry;
-    });
-    if (s == nullptr) return nullptr;
-  }
-  pg_atomic_write_u64(&s->partition_size, static_cast<uint64>(partition_size));
-  pg_atomic_write_u32(&s->mark_percent, static_cast<uint32>(mark_percent));
-  return s;
+bool track(Oid relid, int64 partition_size, int mark_percent) {
+  TableKey key{MyDatabaseId, relid};
+  return pg::guard([&] {
+    LWLockAcquire(tables_lock, LW_EXCLUSIVE);
+    bool found = false;
+    // dynahash allocates entries in chunks, so HASH_FIXED_SIZE alone is no
+    // exact limit: the count is checked here. HASH_ENTER_NULL answers NULL
+    // rather than raising if shared memory runs out all the same.
+    auto* s = static_cast<TableState*>(hash_search(tables, &key, HASH_FIND, nullptr));
+    if (s == nullptr && hash_get_num_entries(tables) < settings::max_tables) {
+      s = static_cast<TableState*>(hash_search(tables, &key, HASH_ENTER_NULL, &found));
+      if (s != nullptr) init_entry(s);
+    }
+    if (s != nullptr) {
+      pg_atomic_write_u64(&s->partition_size, static_cast<uint64>(partition_size));
+      pg_atomic_write_u32(&s->mark_percent, static_cast<uint32>(mark_percent));
+    }
+    LWLockRelease(tables_lock);
+    return s != nullptr;
+  });
+}
+
+void forget_all_but(const Oid* registered, int count) {
+  pg::guard([&] {
+    LWLockAcquire(tables_lock, LW_EXCLUSIVE);
+    HASH_SEQ_STATUS scan;
+    hash_seq_init(&scan, tables);
+    // Removing the entry just returned is allowed during a dynahash scan.
+    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
+         s = static_cast<TableState*>(hash_seq_search(&scan))) {
+      if (s->key.dboid != MyDatabaseId) continue;
+      bool keep = false;
+      for (int i = 0; i < count && !keep; ++i) keep = registered[i] == s->key.relid;
+      if (!keep) (void)hash_search(tables, &s->key, HASH_REMOVE, nullptr);
+    }
+    LWLockRelease(tables_lock);
+  });
 }
 
 void forget(Oid relid) {

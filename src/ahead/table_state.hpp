@@ -34,12 +34,22 @@ struct TableState {
 
 constexpr int64 kNothingAttempted = PG_INT64_MIN;
 
-// This database's state of relid; nullptr if it has none.
-TableState* find(Oid relid);
-// Finds or adds it, keeping its size and mark current. nullptr when all
-// partheal.max_tables entries are taken.
-TableState* track(Oid relid, int64 partition_size, int mark_percent);
+// Runs f on this database's state of relid under the table lock, so that no
+// entry can be removed (partheal_unmanage) while f uses it; f touches atomics
+// only and must not throw. False if relid has no state.
+bool with_state(Oid relid, void (*f)(TableState&, void*) noexcept, void* ctx);
+template <typename F>
+bool with_state(Oid relid, F&& f) {
+  return with_state(
+      relid, [](TableState& s, void* c) noexcept { (*static_cast<F*>(c))(s); }, &f);
+}
+
+// Finds or adds relid's state, keeping its size and mark current. False when
+// all partheal.max_tables entries are taken.
+bool track(Oid relid, int64 partition_size, int mark_percent);
 void forget(Oid relid);
+// Forgets this database's states whose table is not in `registered`.
+void forget_all_but(const Oid* registered, int count);
 
 int64 watermark(TableState* state);
 // Raises the watermark to partition if it is below: true for the one caller

@@ -11,6 +11,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "access/tupdesc.h"
 }
 
 namespace partheal::append {
@@ -24,12 +25,22 @@ std::string quoted(const std::string& name) {
 
 }  // namespace
 
-Target::Target(const manage::ManagedTable& table, Relation parent) : table_(&table) {
+Target::Target(const manage::ManagedTable& table, Relation parent)
+    : table_(&table),
+      schema_(table.shape.schema),
+      name_(table.shape.name),
+      identity_always_(table.shape.identity_always) {
   context_ = pg::guard([] {
     return AllocSetContextCreate(CacheMemoryContext, "partheal append target",
                                  ALLOCSET_SMALL_SIZES);
   });
   TupleDesc desc = RelationGetDescr(parent);
+  desc_ = pg::guard([&] {
+    MemoryContext old = MemoryContextSwitchTo(context_);
+    TupleDesc copy = CreateTupleDescCopyConstr(desc);
+    MemoryContextSwitchTo(old);
+    return copy;
+  });
   for (int i = 0; i < desc->natts; ++i) {
     Form_pg_attribute att = TupleDescAttr(desc, i);
     if (att->attisdropped) continue;
@@ -57,6 +68,14 @@ Target::~Target() {
   // Plans and contexts are PostgreSQL memory; freeing them cannot raise.
   for (auto& [key, plan] : plans_) SPI_freeplan(plan);
   if (context_ != nullptr) MemoryContextDelete(context_);
+}
+
+bool Target::still_fits(Relation parent) const {
+  const manage::TableShape& shape = table_->shape;
+  if (shape.schema != schema_ || shape.name != name_ || shape.identity_always != identity_always_)
+    return false;
+  TupleDesc now = RelationGetDescr(parent);
+  return now == desc_ || pg::guard([&] { return equalTupleDescs(now, desc_); });
 }
 
 int Target::column_index(const std::string& key) const {
@@ -100,14 +119,13 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
 }
 
 Target& target_for(const manage::ManagedTable& table, Relation parent) {
-  static std::unordered_map<Oid, std::pair<uint64_t, std::unique_ptr<Target>>> targets;
-  auto& slot = targets[table.shape.relid];
-  if (slot.second == nullptr || slot.first != table.generation) {
-    slot.second.reset();
-    slot.second = std::make_unique<Target>(table, parent);
-    slot.first = table.generation;
+  static std::unordered_map<Oid, std::unique_ptr<Target>> targets;
+  std::unique_ptr<Target>& target = targets[table.shape.relid];
+  if (target == nullptr || !target->still_fits(parent)) {
+    target.reset();
+    target = std::make_unique<Target>(table, parent);
   }
-  return *slot.second;
+  return *target;
 }
 
 }  // namespace partheal::append

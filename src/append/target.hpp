@@ -44,13 +44,21 @@ class Target {
   const Column& column(int index) const { return columns_[index]; }
   int key_index() const { return key_index_; }
 
+  // True while the table has the name and columns this target was made
+  // for: a new partition leaves both alone, and the plans stay.
+  bool still_fits(Relation parent) const;
+
   // The INSERT for these columns (indexes, in attnum order): VALUES for a
   // single row, unnest() of one array per column for a batch.
   SPIPlanPtr plan(const std::vector<int>& columns, bool batch);
 
  private:
   const manage::ManagedTable* table_;
-  MemoryContext context_ = nullptr;  // owns the input functions' state
+  std::string schema_;
+  std::string name_;
+  bool identity_always_ = false;
+  MemoryContext context_ = nullptr;  // owns the input functions' state and desc_
+  TupleDesc desc_ = nullptr;
   std::vector<Column> columns_;
   std::unordered_map<std::string, int> by_name_;
   int key_index_ = -1;

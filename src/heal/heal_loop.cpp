@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "ahead/table_state.hpp"
 #include "errors.hpp"
 #include "heal/bounds.hpp"
 #include "heal/heal_loop.hpp"
@@ -64,10 +65,11 @@ void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
 // number, then make the new partitions visible to this backend.
 void heal(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& missing) {
   refuse_self_deadlock(table, parent);
-  if (table.shared != nullptr) {
-    ahead::count(table.shared->heals);
-    pg_atomic_write_u64(&table.shared->last_heal, static_cast<uint64>(GetCurrentTimestamp()));
-  }
+  uint64 now = static_cast<uint64>(GetCurrentTimestamp());
+  ahead::with_state(table.shape.relid, [now](ahead::TableState& s) {
+    ahead::count(s.heals);
+    pg_atomic_write_u64(&s.last_heal, now);
+  });
   // One request per missing partition number, for the first id that needs it.
   std::set<int64> asked;
   for (int64 id : missing) {
@@ -89,7 +91,7 @@ void heal(const manage::ManagedTable& table, Relation parent, const std::vector<
 
 [[noreturn]] void behind(const manage::ManagedTable& table, const std::vector<int64>& ids,
                          int heals) {
-  if (table.shared != nullptr) ahead::count(table.shared->exhaustions);
+  ahead::with_state(table.shape.relid, [](ahead::TableState& s) { ahead::count(s.exhaustions); });
   pg::fail(
       errors::kPartitionCreationBehind,
       fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),

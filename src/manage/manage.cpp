@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <vector>
 
 #include "ahead/table_state.hpp"
 #include "manage/registry.hpp"
@@ -42,6 +43,23 @@ Relation open_owned(FunctionCallInfo fcinfo) {
 }
 
 // Writes (with a config) or deletes (without) the table's registration.
+// A state whose table is no longer registered (a race with the worker's
+// poll during partheal_unmanage can leave one) is forgotten, so the space
+// goes back to tables that are.
+void forget_unregistered() {
+  std::string sql =
+      fmt::format("SELECT parent FROM {}.partheal_config", manage::extension_schema_sql());
+  int level = pg::enter_safe_search_path();
+  pg::spi::connect();
+  uint64 n = pg::spi::execute(sql, SPI_OK_SELECT, {}, true);
+  std::vector<Oid> registered;
+  for (uint64 i = 0; i < n; ++i)
+    if (std::optional<Datum> d = pg::spi::value(i, 1)) registered.push_back(DatumGetObjectId(*d));
+  pg::spi::finish();
+  pg::leave_guc_level(level);
+  ahead::forget_all_but(registered.data(), static_cast<int>(registered.size()));
+}
+
 void write_config(const std::string& sql, Oid relid, std::optional<Config> config) {
   Oid types[] = {OIDOID, INT8OID, INT4OID};
   Datum values[] = {ObjectIdGetDatum(relid), Int64GetDatum(config ? config->partition_size : 0),
@@ -61,8 +79,7 @@ void write_config(const std::string& sql, Oid relid, std::optional<Config> confi
       &work);
   pg::spi::finish();
   pg::leave_guc_level(level);
-  // Every backend's cached registration of this table is now stale.
-  pg::guard([&] { CacheInvalidateRelcacheByRelid(relid); });
+  registrations_changed();
 }
 
 }  // namespace
@@ -100,7 +117,12 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
 
   // Room in shared memory is checked before anything is written, so a table
   // beyond partheal.max_tables is refused now rather than missed later.
-  if (ahead::track(shape.relid, size, percent) == nullptr)
+  bool tracked = ahead::track(shape.relid, size, percent);
+  if (!tracked) {
+    manage::forget_unregistered();
+    tracked = ahead::track(shape.relid, size, percent);
+  }
+  if (!tracked)
     pg::fail(
         ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
         fmt::format("partheal.max_tables ({}) tables are managed already", settings::max_tables),

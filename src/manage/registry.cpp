@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ahead/table_state.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
 #include "pg/guc_scope.hpp"
@@ -32,7 +33,8 @@ namespace {
 
 struct Entry {
   ManagedTable table;
-  bool stale = false;
+  bool shape_stale = false;   // the parent changed: re-read it from the relcache
+  bool config_stale = false;  // registrations changed: re-read the config table
 };
 
 std::unordered_map<Oid, Entry>& cache() {
@@ -40,17 +42,19 @@ std::unordered_map<Oid, Entry>& cache() {
   return entries;
 }
 
-uint64_t next_generation = 1;
-
-// The config table as last read. Its invalidation (DROP EXTENSION drops it)
-// makes every cached registration stale.
+// The config table as last read. Its invalidation (partheal_manage and
+// partheal_unmanage send one; DROP EXTENSION drops it) makes every cached
+// registration stale. A parent's own invalidation, which every ATTACH sends,
+// needs no SQL to answer.
 Oid config_relid = InvalidOid;
 
 // Runs inside PostgreSQL's invalidation processing: marks, never allocates.
 void on_relcache_invalidation(Datum, Oid relid) noexcept {
   bool all = relid == InvalidOid || relid == config_relid;
-  for (auto& [oid, entry] : cache())
-    if (all || oid == relid) entry.stale = true;
+  for (auto& [oid, entry] : cache()) {
+    if (all) entry.config_stale = true;
+    if (all || oid == relid) entry.shape_stale = true;
+  }
 }
 
 struct ExtensionRow {
@@ -120,21 +124,34 @@ const ManagedTable* lookup(Relation parent) {
   Oid relid = RelationGetRelid(parent);
   auto& entries = cache();
   auto it = entries.find(relid);
-  if (it != entries.end() && !it->second.stale) return &it->second.table;
+  bool known = it != entries.end();
+  if (known && !it->second.shape_stale && !it->second.config_stale) return &it->second.table;
 
-  std::optional<Config> config = configured(relid);
-  if (!config) {
-    if (it != entries.end()) entries.erase(it);
-    return nullptr;
+  if (!known || it->second.config_stale) {
+    std::optional<Config> config = configured(relid);
+    if (!config) {
+      if (known) entries.erase(it);
+      return nullptr;
+    }
+    Entry& entry = entries[relid];
+    entry.table.config = *config;
+    // After a restart shared memory starts empty: the state comes back here.
+    // If partheal.max_tables is full, heals still work; create-ahead and the
+    // counters do not.
+    (void)ahead::track(relid, config->partition_size, config->mark_percent);
+    entry.config_stale = false;
+    entry.shape_stale = true;
+    it = entries.find(relid);
   }
-  Entry entry;
+  Entry& entry = it->second;
   entry.table.shape = describe(parent);
-  entry.table.config = *config;
-  entry.table.shared = ahead::track(relid, config->partition_size, config->mark_percent);
-  entry.table.generation = next_generation++;
-  Entry& stored = entries[relid];
-  stored = std::move(entry);
-  return &stored.table;
+  entry.shape_stale = false;
+  return &entry.table;
+}
+
+void registrations_changed() {
+  // Sent at commit to every backend: all of them re-read the config table.
+  if (config_relid != InvalidOid) guard([] { CacheInvalidateRelcacheByRelid(config_relid); });
 }
 
 void as_extension_owner(void (*f)(void*), void* ctx) {

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 
-#include "ahead/table_state.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
 
@@ -21,10 +20,6 @@ struct Config {
 struct ManagedTable {
   TableShape shape;
   Config config;
-  // Shared memory: the watermark and counters. nullptr when
-  // partheal.max_tables is full; heals still work, create-ahead does not.
-  ahead::TableState* shared = nullptr;
-  uint64_t generation = 0;  // changes whenever the entry is rebuilt
 };
 
 // The registration of an opened, locked parent, or nullptr if it has none.
@@ -42,5 +37,8 @@ std::string extension_schema_sql();
 void as_extension_owner(void (*f)(void*), void* ctx);
 
 void install_invalidation_callback();
+
+// Tells every backend, at commit, that registrations changed.
+void registrations_changed();
 
 }  // namespace partheal::manage

@@ -133,22 +133,26 @@ long serve_ahead(Oid dboid) {
       next_ms = Min(next_ms, TimestampDifferenceMilliseconds(now, mine.not_before));
       continue;
     }
-    ahead::TableState* state = ahead::find(mine.relid);
-    int64 size = state ? static_cast<int64>(pg_atomic_read_u64(&state->partition_size)) : 0;
+    int64 size = 0;
+    ahead::with_state(mine.relid, [&](ahead::TableState& s) {
+      size = static_cast<int64>(pg_atomic_read_u64(&s.partition_size));
+    });
     int64 first = 0;
     bool done = true;
-    if (state != nullptr && size > 0 &&
-        heal::first_id_of(mine.partition, size, PG_INT64_MAX, &first)) {
+    // No state: the table was unmanaged since; the attempt is dropped.
+    if (size > 0 && heal::first_id_of(mine.partition, size, PG_INT64_MAX, &first)) {
       Answer answer = create_in_own_transaction(mine.relid, first, size);
       if (answer.sqlerrcode == 0) {
-        if (answer.partition[0] != '\0') ahead::count(state->ahead_created);
+        if (answer.partition[0] != '\0')
+          ahead::with_state(mine.relid,
+                            [](ahead::TableState& s) { ahead::count(s.ahead_created); });
       } else if (++mine.attempts < kAheadAttempts) {
         done = false;
         long backoff = kFirstBackoffMs << (2 * (mine.attempts - 1));
         mine.not_before = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), backoff);
         next_ms = Min(next_ms, backoff);
       } else {
-        ahead::count(state->ahead_failed);
+        ahead::with_state(mine.relid, [](ahead::TableState& s) { ahead::count(s.ahead_failed); });
         std::string line = fmt::format(
             "{} create-ahead of partition {} of relation {} dropped after {} attempts: {}",
             errors::kLogAheadGaveUp, mine.partition, mine.relid, mine.attempts, answer.message);
@@ -196,7 +200,7 @@ void poll_one(Oid relid) {
   if (rel == nullptr) return;
   const manage::ManagedTable* table = manage::lookup(rel);
   int64 position = 0;
-  if (table != nullptr && table->shared != nullptr && table->config.mark_percent > 0 &&
+  if (table != nullptr && table->config.mark_percent > 0 &&
       sequence_position(table->shape.sequence, &position)) {
     int64 size = table->config.partition_size;
     int64 n = heal::partition_number(position, size);
