@@ -2,11 +2,11 @@
 # make bench: partheal_append against plain PostgreSQL, measured side by side
 # in one run on one throwaway cluster, printed as a table of ratios.
 #   BENCH_SECONDS  length of each pgbench round (default 10)
-#   BENCH_ROUNDS   alternating rounds per contender (default 3)
+#   BENCH_ROUNDS   alternating rounds per contender (default 5)
 source "$(dirname "$0")/../lib.sh"
 
 seconds=${BENCH_SECONDS:-10}
-rounds=${BENCH_ROUNDS:-3}
+rounds=${BENCH_ROUNDS:-5}
 install_packages postgresql-15-partman
 build_and_install
 
@@ -62,7 +62,8 @@ append_runs=(); insert_runs=()
 for r in $(seq "$rounds"); do
   insert_runs+=("$(tps "$work/insert.sql")")
   append_runs+=("$(tps "$work/append.sql")")
-  echo "round $r: INSERT ${insert_runs[-1]} tps, partheal_append ${append_runs[-1]} tps"
+  echo "round $r: INSERT ${insert_runs[-1]} tps, partheal_append ${append_runs[-1]} tps," \
+       "ratio $(awk "BEGIN{printf \"%.3f\", ${append_runs[-1]}/${insert_runs[-1]}}")"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ins=$(median "${insert_runs[@]}"); app=$(median "${append_runs[@]}")
