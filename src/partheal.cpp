@@ -13,6 +13,7 @@
 #include "pg/boundary.hpp"
 #include "settings.hpp"
 #include "worker/drop_database.hpp"
+#include "worker/launcher.hpp"
 #include "worker/requests.hpp"
 
 extern "C" {
@@ -119,6 +120,7 @@ void _PG_init(void) {
   previous_shmem_startup = shmem_startup_hook;
   shmem_startup_hook = on_shmem_startup;
   partheal::worker::install_drop_database_hook();
+  partheal::worker::register_launcher();
 }
 
 }  // extern "C"

@@ -21,6 +21,7 @@
 extern "C" {
 #include "access/relation.h"
 #include "access/xact.h"
+#include "commands/extension.h"
 #include "commands/sequence.h"
 #include "storage/lmgr.h"
 #include "utils/fmgrprotos.h"
@@ -300,6 +301,18 @@ void worker_body(Datum arg) {
     pgstat_report_appname("partheal worker");
   });
   if (!announce(dboid)) pg::guard([] { exit_quietly("another worker serves this database"); });
+  // The launcher starts one in every database; most have no partheal.
+  bool installed = pg::guard([] {
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    bool found = get_extension_oid("partheal", true) != InvalidOid;
+    CommitTransactionCommand();
+    return found;
+  });
+  if (!installed) {
+    on_worker_exit(0, arg);
+    pg::guard([] { exit_quietly("extension \"partheal\" is not installed in this database"); });
+  }
   pg::guard([&] { before_shmem_exit(on_worker_exit, arg); });
 
   TimestampTz next_poll = 0;

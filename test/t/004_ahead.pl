@@ -93,6 +93,15 @@ ok($node->poll_query_until('postgres',
 $node->safe_psql('postgres', 'INSERT INTO plain_w (v) SELECT g FROM generate_series(1, 70) g');
 ok($wait_for_partition->('plain_w_p200'), 'and its sequence poll goes on');
 
+# After a clean restart no one has called partheal yet: the launcher starts
+# the worker, and plain INSERT writers get their partitions ahead again.
+$node->restart;
+ok($node->poll_query_until('postgres',
+    q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = 'postgres'}),
+  'after a restart the launcher starts the worker');
+$node->safe_psql('postgres', 'INSERT INTO plain_w (v) SELECT g FROM generate_series(1, 100) g');
+ok($wait_for_partition->('plain_w_p300'), 'and plain INSERT writers get partitions ahead again');
+
 # partheal.max_tables (4 here) bounds the tables, checked at registration.
 $node->safe_psql('postgres', q{
   CREATE TABLE fourth (id bigserial) PARTITION BY RANGE (id);
