@@ -7,6 +7,7 @@
 #include "ahead/mark.hpp"
 #include "append/rows.hpp"
 #include "append/target.hpp"
+#include "heal/bounds.hpp"
 #include "heal/heal_loop.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
@@ -29,17 +30,6 @@ extern "C" {
 namespace partheal::append {
 
 namespace {
-
-int64 key_value(Datum d, Oid type) {
-  switch (type) {
-    case INT2OID:
-      return DatumGetInt16(d);
-    case INT4OID:
-      return DatumGetInt32(d);
-    default:
-      return DatumGetInt64(d);
-  }
-}
 
 Datum key_datum(int64 v, Oid type) {
   switch (type) {
@@ -70,7 +60,7 @@ std::vector<int64> draw_ids(const manage::TableShape& shape, Rows& rows) {
         pg::fail(ERRCODE_NOT_NULL_VIOLATION,
                  fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column), {},
                  "Leave the key out of a row to draw it from the sequence.");
-      ids[r] = key_value(d, shape.key_type);
+      ids[r] = heal::key_to_int64(d, shape.key_type);
       continue;
     }
     int64 id =

@@ -13,9 +13,7 @@ namespace partheal::heal {
 using pg::fail;
 using pg::guard;
 
-namespace {
-
-int64 key_datum_to_int64(Datum d, Oid type) {
+int64 key_to_int64(Datum d, Oid type) {
   switch (type) {
     case INT2OID:
       return DatumGetInt16(d);
@@ -26,6 +24,8 @@ int64 key_datum_to_int64(Datum d, Oid type) {
   }
 }
 
+namespace {
+
 Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
   switch (bi->kind[i][0]) {
     case PARTITION_RANGE_DATUM_MINVALUE:
@@ -35,7 +35,7 @@ Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
     case PARTITION_RANGE_DATUM_VALUE:
       break;
   }
-  return Bound::at(key_datum_to_int64(bi->datums[i][0], type));
+  return Bound::at(key_to_int64(bi->datums[i][0], type));
 }
 
 struct Snapshot {

@@ -12,6 +12,9 @@ extern "C" {
 
 namespace partheal::heal {
 
+// A smallint, integer or bigint key value as int64.
+int64 key_to_int64(Datum d, Oid type);
+
 // Ranges of the attached range partitions, in order. Throws PgError.
 std::vector<Range> attached_ranges(Relation parent);
 
