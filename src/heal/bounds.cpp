@@ -65,8 +65,9 @@ std::vector<Range> attached_ranges(Relation parent) {
   return out;
 }
 
-bool routes(Relation parent, int64 id) {
-  Snapshot s = read(parent);
+namespace {
+
+bool routes_in(const Snapshot& s, int64 id) {
   PartitionBoundInfo bi = s.bounds;
   if (bi == nullptr) return false;
   if (partition_bound_has_default(bi)) return true;
@@ -85,6 +86,20 @@ bool routes(Relation parent, int64 id) {
     }
   }
   return found >= 0 && bi->indexes[found + 1] >= 0;
+}
+
+}  // namespace
+
+bool routes(Relation parent, int64 id) {
+  return routes_in(read(parent), id);
+}
+
+std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids) {
+  Snapshot s = read(parent);
+  std::vector<int64> out;
+  for (int64 id : ids)
+    if (!routes_in(s, id)) out.push_back(id);
+  return out;
 }
 
 }  // namespace partheal::heal

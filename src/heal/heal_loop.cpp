@@ -25,13 +25,6 @@ namespace partheal::heal {
 
 namespace {
 
-std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids) {
-  std::vector<int64> out;
-  for (int64 id : ids)
-    if (!routes(parent, id)) out.push_back(id);
-  return out;
-}
-
 std::string id_list(const std::vector<int64>& ids) {
   constexpr size_t kShown = 10;
   std::string out;
