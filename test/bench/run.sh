@@ -99,7 +99,7 @@ eight_heals=$(grep -o 'PHL01 heal: no partition of "public.eight_w" for id [0-9]
   awk '$NF >= 10000' | wc -l)
 
 say "burst: 50,000 single-row inserts at full speed through 50 boundaries (size 1000), 2 clients"
-psql_b <<'SQL'
+psql_b >/dev/null <<'SQL'
 CREATE TABLE burst_ph (id bigserial, body text) PARTITION BY RANGE (id);
 SELECT partheal_manage('burst_ph', 1000);
 CREATE SCHEMA partman;
