@@ -135,8 +135,9 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
       insert();
       return;
     }
-    // After a heal, rerun inside a subtransaction so that a partition lost
-    // again (detached, or a heal that covered only a gap) is healed too.
+    // After a heal, rerun inside a subtransaction, so that a partition lost
+    // again in between (DETACH ... CONCURRENTLY) is a routing miss to heal,
+    // not the end of the caller's transaction. It costs one XID per heal.
     try {
       pg::in_subtransaction(insert);
       return;
