@@ -8,14 +8,15 @@ build_and_install
 work=$(make_workdir)
 start_cluster "$work" < /dev/null
 
-say "a message log partitioned by id, 10 ids a partition, the sequence at 19, one partition"
+say "1. the heal: a message log partitioned by id, 10 ids a partition, the sequence at 19, one partition"
+echo "(create-ahead is off for this table, so that every partition below is the heal's)"
 psql_c -q <<'SQL'
 \o /dev/null
 CREATE EXTENSION partheal;
 CREATE TABLE message_log (id bigserial, topic text, body jsonb) PARTITION BY RANGE (id);
 CREATE TABLE message_log_p0 PARTITION OF message_log FOR VALUES FROM (0) TO (20);
 SELECT setval('message_log_id_seq', 19);
-SELECT partheal_manage('message_log', 10);
+SELECT partheal_manage('message_log', 10, mark_percent => NULL);
 CREATE VIEW partitions AS
   SELECT c.relname AS partition, pg_get_expr(c.relpartbound, c.oid) AS bound,
          (SELECT count(*) FROM message_log m WHERE m.tableoid = c.oid) AS rows
@@ -40,3 +41,21 @@ echo "partitions after:"
 psql_c -c 'TABLE partitions'
 say "what partheal wrote to the server log"
 grep -E 'PHL0[12]' "$work/server.log" | sed 's/^[^]]*] //'
+
+say "2. create-ahead: an event stream, 100 ids a partition, the next one made at 80%"
+psql_c -q <<'SQL'
+\o /dev/null
+CREATE TABLE events (id bigserial, kind text) PARTITION BY RANGE (id);
+SELECT partheal_manage('events', 100);
+SELECT count(*) FROM partheal_append('events', (SELECT jsonb_agg(jsonb_build_object('kind', 'e')) FROM generate_series(1, 80)));
+SQL
+echo "80 rows appended; id 80 is partition 0's mark. Waiting for the worker:"
+for i in $(seq 50); do
+  [ "$(psql_c -A -t -c "SELECT count(*) FROM pg_class WHERE relname = 'events_p100'")" = 1 ] && break
+  sleep 0.1
+done
+psql_c -c "SELECT c.relname AS partition, pg_get_expr(c.relpartbound, c.oid) AS bound
+             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'events'::regclass ORDER BY 1"
+psql_c -c "SELECT parent, appends, rows_appended, heals, ahead_requested, ahead_created, watermark
+             FROM partheal_stats WHERE parent = 'events'::regclass"
