@@ -30,6 +30,17 @@ count() {  # pg_regress 15 ends on "All N tests passed." or "M of N tests failed
   fi
 }
 
+say "unit: the partition math, no PostgreSQL"
+g++ -std=c++17 -Wall -Wextra -Werror -I"$PARTHEAL_ROOT/src" "$PARTHEAL_ROOT/test/unit/partition_math_test.cpp" \
+  "$PARTHEAL_ROOT/src/heal/partition_math.cpp" -o "$work/partition_math_test"
+if "$work/partition_math_test" | tee unit.log; then :; fi
+unit=$(sed -n 's/^partition_math: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' unit.log)
+if [ -n "$unit" ]; then
+  passed=$((passed + ${unit% *})); failed=$((failed + ${unit#* }))
+else
+  failed=$((failed + 1))
+fi
+
 say "pg_regress: the SQL surface and bad input"
 regress=$(cd sql && ls *.sql | grep -v '^partheal--' | sed 's/\.sql$//' | sort)
 as_pg "$PGXS_TEST/regress/pg_regress" --temp-instance="$work/tmp_regress" \
