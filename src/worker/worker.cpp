@@ -228,6 +228,10 @@ void poll_sequences() {
       if (std::optional<Datum> d = pg::spi::value(i, 1)) relids.push_back(DatumGetObjectId(*d));
     pg::spi::finish();
     pg::leave_guc_level(level);
+    // A state whose table is no longer registered goes: one can be left by
+    // this very poll, re-created from a snapshot that still saw the row
+    // partheal_unmanage was deleting. Space is shared across databases.
+    ahead::forget_all_but(relids.data(), static_cast<int>(relids.size()));
     for (Oid relid : relids) poll_one(relid);
     pg::guard([] {
       PopActiveSnapshot();

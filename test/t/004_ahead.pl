@@ -119,8 +119,13 @@ pass('after unmanaging one, it fits');
 
 # DROP DATABASE goes through although a worker is connected to the database,
 # and the worker is not restarted into a database that is gone.
-# The limit is cluster-wide: make room for the next database's table.
+# The limit is cluster-wide: make room for the next database's table. The
+# worker's poll drops states of tables no longer registered, including one
+# it re-created itself while an unmanage was in flight.
 $node->safe_psql('postgres', q{SELECT partheal_unmanage('fourth')});
+ok($node->poll_query_until('postgres', q{
+    SELECT count(*) = (SELECT count(*) FROM partheal_config) FROM partheal_stats()}),
+  'only registered tables keep a state in shared memory');
 $node->safe_psql('postgres', 'CREATE DATABASE doomed');
 $node->safe_psql('doomed', q{
   CREATE EXTENSION partheal;
