@@ -44,7 +44,9 @@ using namespace partheal;
 PARTHEAL_SQL_FUNCTION(partheal_stats) {
   settings::require_preloaded();
   std::vector<ahead::StatsRow> rows;
-  rows.reserve(settings::max_tables);
+  // Room for every state now and a few registered meanwhile; the collector
+  // never allocates, so a table registered past that shows next time.
+  rows.reserve(static_cast<size_t>(ahead::tracked()) + 64);
   ahead::for_each_in_database(ahead::collect, &rows);
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   pg::guard([&] {

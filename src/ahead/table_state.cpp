@@ -106,6 +106,15 @@ bool claim(TableState* state, int64 partition) {
   return false;
 }
 
+long tracked() {
+  return pg::guard([] {
+    LWLockAcquire(tables_lock, LW_SHARED);
+    long n = hash_get_num_entries(tables);
+    LWLockRelease(tables_lock);
+    return n;
+  });
+}
+
 void for_each_in_database(void (*f)(TableState*, void*) noexcept, void* ctx) {
   pg::guard([&] {
     LWLockAcquire(tables_lock, LW_SHARED);

@@ -60,6 +60,9 @@ inline void count(pg_atomic_uint64& counter, uint64 n = 1) {
   pg_atomic_fetch_add_u64(&counter, n);
 }
 
+// How many states there are now, in all databases.
+long tracked();
+
 // Calls f for every state of this database, under a shared lock; f must not
 // throw.
 void for_each_in_database(void (*f)(TableState*, void*) noexcept, void* ctx);
