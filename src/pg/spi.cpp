@@ -45,10 +45,6 @@ SPIPlanPtr prepare_kept(const std::string& sql, int nargs, Oid* types) {
   return plan;
 }
 
-void free_plan(SPIPlanPtr plan) {
-  guard([&] { SPI_freeplan(plan); });
-}
-
 uint64 execute_plan(SPIPlanPtr plan, Datum* values, const char* nulls, int expected_rc) {
   int rc = guard([&] { return SPI_execute_plan(plan, values, nulls, false, 0); });
   check(rc, expected_rc, "a prepared statement");

@@ -33,7 +33,6 @@ uint64 execute(const std::string& sql, int expected_rc, const Args& args = {},
 
 // A prepared plan kept for the life of the backend (SPI_keepplan).
 SPIPlanPtr prepare_kept(const std::string& sql, int nargs, Oid* types);
-void free_plan(SPIPlanPtr plan);
 uint64 execute_plan(SPIPlanPtr plan, Datum* values, const char* nulls, int expected_rc);
 
 // Column `col` (1-based) of result row `row` after execute(); nullopt for NULL.
