@@ -69,7 +69,7 @@ bool track(Oid relid, int64 partition_size, int mark_percent) {
   });
 }
 
-void forget_all_but(const Oid* registered, int count) {
+void forget_all_but(const std::vector<Oid>& registered) {
   pg::guard([&] {
     LWLockAcquire(tables_lock, LW_EXCLUSIVE);
     HASH_SEQ_STATUS scan;
@@ -79,7 +79,7 @@ void forget_all_but(const Oid* registered, int count) {
          s = static_cast<TableState*>(hash_seq_search(&scan))) {
       if (s->key.dboid != MyDatabaseId) continue;
       bool keep = false;
-      for (int i = 0; i < count && !keep; ++i) keep = registered[i] == s->key.relid;
+      for (Oid relid : registered) keep = keep || relid == s->key.relid;
       if (!keep) (void)hash_search(tables, &s->key, HASH_REMOVE, nullptr);
     }
     LWLockRelease(tables_lock);

@@ -2,6 +2,8 @@
 // watermark and the counters behind partheal_stats.
 #pragma once
 
+#include <vector>
+
 #include "pg/postgres.hpp"
 
 extern "C" {
@@ -49,7 +51,7 @@ bool with_state(Oid relid, F&& f) {
 bool track(Oid relid, int64 partition_size, int mark_percent);
 void forget(Oid relid);
 // Forgets this database's states whose table is not in `registered`.
-void forget_all_but(const Oid* registered, int count);
+void forget_all_but(const std::vector<Oid>& registered);
 
 int64 watermark(TableState* state);
 // Raises the watermark to partition if it is below: true for the one caller

@@ -42,24 +42,14 @@ Relation open_owned(FunctionCallInfo fcinfo) {
   return rel;
 }
 
-// Writes (with a config) or deletes (without) the table's registration.
 // A state whose table is no longer registered (a race with the worker's
 // poll during partheal_unmanage can leave one) is forgotten, so the space
 // goes back to tables that are.
 void forget_unregistered() {
-  std::string sql =
-      fmt::format("SELECT parent FROM {}.partheal_config", manage::extension_schema_sql());
-  int level = pg::enter_safe_search_path();
-  pg::spi::connect();
-  uint64 n = pg::spi::execute(sql, SPI_OK_SELECT, {}, true);
-  std::vector<Oid> registered;
-  for (uint64 i = 0; i < n; ++i)
-    if (std::optional<Datum> d = pg::spi::value(i, 1)) registered.push_back(DatumGetObjectId(*d));
-  pg::spi::finish();
-  pg::leave_guc_level(level);
-  ahead::forget_all_but(registered.data(), static_cast<int>(registered.size()));
+  ahead::forget_all_but(registered_tables());
 }
 
+// Writes (with a config) or deletes (without) the table's registration.
 void write_config(const std::string& sql, Oid relid, std::optional<Config> config) {
   Oid types[] = {OIDOID, INT8OID, INT4OID};
   Datum values[] = {ObjectIdGetDatum(relid), Int64GetDatum(config ? config->partition_size : 0),

@@ -120,6 +120,19 @@ std::optional<Config> configured(Oid relid) {
   return config;
 }
 
+std::vector<Oid> registered_tables() {
+  std::string sql = fmt::format("SELECT parent FROM {}.partheal_config", extension_schema_sql());
+  int level = pg::enter_safe_search_path();
+  pg::spi::connect();
+  uint64 n = pg::spi::execute(sql, SPI_OK_SELECT, {}, true);
+  std::vector<Oid> relids;
+  for (uint64 i = 0; i < n; ++i)
+    if (std::optional<Datum> d = pg::spi::value(i, 1)) relids.push_back(DatumGetObjectId(*d));
+  pg::spi::finish();
+  pg::leave_guc_level(level);
+  return relids;
+}
+
 const ManagedTable* lookup(Relation parent) {
   Oid relid = RelationGetRelid(parent);
   auto& entries = cache();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
@@ -28,6 +29,9 @@ const ManagedTable* lookup(Relation parent);
 
 // The table's row in the config table, read with SPI.
 std::optional<Config> configured(Oid relid);
+
+// Every table registered in this database, read with SPI.
+std::vector<Oid> registered_tables();
 
 // The schema partheal's objects live in, quoted for SQL.
 std::string extension_schema_sql();

@@ -12,8 +12,6 @@
 #include "heal/ensure_covering.hpp"
 #include "heal/partition_math.hpp"
 #include "manage/registry.hpp"
-#include "pg/guc_scope.hpp"
-#include "pg/spi.hpp"
 #include "settings.hpp"
 #include "pg/boundary.hpp"
 #include "worker/shared.hpp"
@@ -218,20 +216,11 @@ void poll_sequences() {
     PushActiveSnapshot(GetTransactionSnapshot());
   });
   try {
-    std::string schema = manage::extension_schema_sql();
-    int level = pg::enter_safe_search_path();
-    pg::spi::connect();
-    uint64 n = pg::spi::execute(fmt::format("SELECT parent FROM {}.partheal_config", schema),
-                                SPI_OK_SELECT, {}, true);
-    std::vector<Oid> relids;
-    for (uint64 i = 0; i < n; ++i)
-      if (std::optional<Datum> d = pg::spi::value(i, 1)) relids.push_back(DatumGetObjectId(*d));
-    pg::spi::finish();
-    pg::leave_guc_level(level);
+    std::vector<Oid> relids = manage::registered_tables();
     // A state whose table is no longer registered goes: one can be left by
     // this very poll, re-created from a snapshot that still saw the row
     // partheal_unmanage was deleting. Space is shared across databases.
-    ahead::forget_all_but(relids.data(), static_cast<int>(relids.size()));
+    ahead::forget_all_but(relids);
     for (Oid relid : relids) poll_one(relid);
     pg::guard([] {
       PopActiveSnapshot();
