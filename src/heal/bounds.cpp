@@ -5,13 +5,27 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
+#include "utils/inval.h"
 #include "utils/partcache.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
 }
 
 namespace partheal::heal {
 
 using pg::fail;
 using pg::guard;
+
+void refresh_partitions(Relation parent) {
+  Oid relid = RelationGetRelid(parent);
+  guard([&] {
+    AcceptInvalidationMessages();
+    InvalidateCatalogSnapshot();
+    // The entry stays valid for its holders (it is rebuilt in place); only
+    // its partition descriptor is dropped, to be read again on next use.
+    RelationCacheInvalidateEntry(relid);
+  });
+}
 
 int64 key_to_int64(Datum d, Oid type) {
   switch (type) {

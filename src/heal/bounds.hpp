@@ -12,6 +12,13 @@ extern "C" {
 
 namespace partheal::heal {
 
+// Rebuilds this backend's view of the parent's partitions from the catalog
+// as committed now. A relcache entry whose partition descriptor was being
+// built while a concurrent ATTACH committed can keep the older set after it
+// has consumed the ATTACH's invalidation, so accepting invalidations alone
+// may leave it stale until the next DDL on the parent.
+void refresh_partitions(Relation parent);
+
 // A smallint, integer or bigint key value as int64.
 int64 key_to_int64(Datum d, Oid type);
 

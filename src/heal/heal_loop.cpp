@@ -78,8 +78,8 @@ void heal(const manage::ManagedTable& table, Relation parent, const std::vector<
     const char* text = line.c_str();
     pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text), errhidestmt(true))); });
   }
-  // The worker committed; read its catalog changes before routing again.
-  pg::guard([] { AcceptInvalidationMessages(); });
+  // The worker committed: route again from the catalog as it is now.
+  refresh_partitions(parent);
 }
 
 [[noreturn]] void behind(const manage::ManagedTable& table, const std::vector<int64>& ids,
