@@ -86,3 +86,27 @@ SELECT error_of($$SELECT partheal_append('checked', '{"v": -1}')$$);
 -- partheal's own errors cross a handler the same way.
 SELECT error_of($$SELECT partheal_append('checked', '{"nope": 1}')$$);
 SELECT error_of($$SELECT partheal_append('checked', '[]')$$);
+
+-- CONTEXT reads as PostgreSQL alone prints it: each caller's line once, even
+-- after the error crossed partheal's boundary twice.
+\set SHOW_CONTEXT always
+CREATE FUNCTION wraps_append() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM partheal_append('outer_t', '{"v": "bad"}');
+END $$;
+SELECT wraps_append();
+-- A handler that re-raises: the error outlives the subtransaction whose
+-- memory held it. (007_memory checks its LOCATION.)
+CREATE FUNCTION reraises() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM partheal_boundary_selftest('postgres');
+EXCEPTION WHEN others THEN
+  RAISE;
+END $$;
+SELECT reraises();
+\set SHOW_CONTEXT errors
+-- Copying a caught error can itself fail (out of memory); that error stops at
+-- the boundary's own sigsetjmp frame and is reported, and the backend goes on.
+SELECT partheal_boundary_selftest('copy_fails');
+SELECT partheal_boundary_selftest('postgres');
+SELECT 1 AS still_here;

@@ -142,7 +142,8 @@ PARTHEAL_SQL_FUNCTION(partheal_boundary_selftest) {
   if (kind == "unknown") throw 42;
   if (kind == "inside_guard")
     partheal::pg::guard([] { throw std::runtime_error("thrown inside a guard"); });
-  if (kind == "postgres")
+  if (kind == "copy_fails") partheal::pg::fail_next_error_copy_for_test();
+  if (kind == "postgres" || kind == "copy_fails")
     partheal::pg::guard([] {
       ereport(ERROR, (errcode(ERRCODE_DIVISION_BY_ZERO), errmsg("a PostgreSQL error"),
                       errdetail("raised under a guard"), errhint("and raised again unchanged")));

@@ -4,6 +4,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "pg/boundary.hpp"
@@ -39,6 +40,7 @@ ErrorFields fields_of(const ErrorData* e) {
   f.filename = text_or_empty(e->filename);
   f.lineno = e->lineno;
   f.funcname = text_or_empty(e->funcname);
+  f.context_complete = true;
   return f;
 }
 
@@ -51,6 +53,20 @@ char* copy_or_null(const char* s) noexcept {
   auto* out = static_cast<char*>(palloc_extended(len + 1, MCXT_ALLOC_NO_OOM));
   if (out != nullptr) std::memcpy(out, s, len + 1);
   return out;
+}
+
+// errfinish and CopyErrorData keep filename and funcname as pointers to
+// static text (they are __FILE__ and __func__). A copy handed to
+// ThrowErrorData must live as long: these are kept for the life of the
+// process, one per distinct source location, so the set stays small.
+const char* interned(const std::string& s) noexcept {
+  if (s.empty()) return nullptr;
+  try {
+    static auto* names = new std::unordered_set<std::string>();
+    return names->insert(s).first->c_str();
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 // The answer when even an ErrorData cannot be allocated.
@@ -82,9 +98,9 @@ ErrorData* errordata_of(const ErrorFields& f) noexcept {
   e->cursorpos = f.cursorpos;
   e->internalpos = f.internalpos;
   e->internalquery = copy_or_null(f.internalquery.c_str());
-  e->filename = copy_or_null(f.filename.c_str());
+  e->filename = const_cast<char*>(interned(f.filename));
   e->lineno = f.lineno;
-  e->funcname = copy_or_null(f.funcname.c_str());
+  e->funcname = const_cast<char*>(interned(f.funcname));
   e->context = copy_or_null(f.context.c_str());
   e->schema_name = copy_or_null(f.schema_name.c_str());
   e->table_name = copy_or_null(f.table_name.c_str());
@@ -94,28 +110,75 @@ ErrorData* errordata_of(const ErrorFields& f) noexcept {
   return e;
 }
 
-[[noreturn]] void throw_errordata(ErrorData* e) {
+[[noreturn]] void throw_errordata(ErrorData* e, bool context_complete) {
+  // The context callbacks of every caller already ran when PostgreSQL first
+  // raised this error, and their lines are in e->context. Running them again
+  // would print each outer CONTEXT line twice. Whoever catches the error
+  // (PG_CATCH, the main loop) restores error_context_stack.
+  if (context_complete) error_context_stack = nullptr;
   ThrowErrorData(e);
   // ThrowErrorData returns only for levels below ERROR, which partheal never builds.
   elog(ERROR, "partheal: an error was not raised");
   pg_unreachable();
 }
 
-Datum run_sql_body(FunctionCallInfo fcinfo, SqlBody body, ErrorData** failure) noexcept {
+struct Failure {
+  ErrorData* error = nullptr;
+  bool context_complete = false;
+};
+
+// Called only inside a catch block.
+Failure current_failure() noexcept {
+  Failure out;
+  out.error = current_exception_as_errordata();
+  try {
+    throw;
+  } catch (const PgError& e) {
+    out.context_complete = e.fields().context_complete;
+  } catch (...) {
+  }
+  return out;
+}
+
+Datum run_sql_body(FunctionCallInfo fcinfo, SqlBody body, Failure* failure) noexcept {
   try {
     return body(fcinfo);
   } catch (...) {
-    *failure = current_exception_as_errordata();
+    *failure = current_failure();
     return Datum(0);
   }
 }
 
-void run_worker_body(EntryBody body, Datum arg, ErrorData** failure) noexcept {
+void run_worker_body(EntryBody body, Datum arg, Failure* failure) noexcept {
   try {
     body(arg);
   } catch (...) {
-    *failure = current_exception_as_errordata();
+    *failure = current_failure();
   }
+}
+
+// CopyErrorData allocates, and an out-of-memory ERROR raised inside a
+// PG_CATCH block would longjmp past run_guarded's C++ frames. A nested
+// sigsetjmp frame, holding no C++ objects, stops it here.
+bool fail_next_copy = false;
+
+ErrorData* copy_error_or_null(MemoryContext context) {
+  ErrorData* volatile copy = nullptr;
+  PG_TRY();
+  {
+    if (fail_next_copy) {
+      fail_next_copy = false;
+      ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory (simulated)")));
+    }
+    copy = CopyErrorData();
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(context);
+    copy = nullptr;
+  }
+  PG_END_TRY();
+  return copy;
 }
 
 }  // namespace
@@ -123,6 +186,7 @@ void run_worker_body(EntryBody body, Datum arg, ErrorData** failure) noexcept {
 void run_guarded(void (*fn)(void*), void* ctx) {
   MemoryContext caller_context = CurrentMemoryContext;
   ErrorData* volatile caught = nullptr;
+  volatile bool failed = false;
   std::exception_ptr thrown;
   PG_TRY();
   {
@@ -137,17 +201,25 @@ void run_guarded(void (*fn)(void*), void* ctx) {
   PG_CATCH();
   {
     MemoryContextSwitchTo(caller_context);
-    caught = CopyErrorData();
+    caught = copy_error_or_null(caller_context);
     FlushErrorState();
+    failed = true;
   }
   PG_END_TRY();
   if (thrown) std::rethrow_exception(thrown);
-  if (caught == nullptr) return;
+  if (!failed) return;
   // The sigsetjmp frame is gone; from here on C++ rules apply.
+  if (caught == nullptr)
+    throw PgError(ERRCODE_OUT_OF_MEMORY, "out of memory",
+                  "An error raised inside PostgreSQL could not be copied to be reported.");
   ErrorData* e = caught;
   ErrorFields fields = fields_of(e);
   FreeErrorData(e);
   throw PgError(std::move(fields));
+}
+
+void fail_next_error_copy_for_test() {
+  fail_next_copy = true;
 }
 
 void fail(int sqlerrcode, std::string message, std::string detail, std::string hint) {
@@ -173,16 +245,16 @@ ErrorData* current_exception_as_errordata() noexcept {
 }
 
 Datum enter_sql(FunctionCallInfo fcinfo, SqlBody body) {
-  ErrorData* failure = nullptr;
+  Failure failure;
   Datum result = run_sql_body(fcinfo, body, &failure);
-  if (failure != nullptr) throw_errordata(failure);
+  if (failure.error != nullptr) throw_errordata(failure.error, failure.context_complete);
   return result;
 }
 
 void enter(EntryBody body, Datum arg) {
-  ErrorData* failure = nullptr;
+  Failure failure;
   run_worker_body(body, arg, &failure);
-  if (failure != nullptr) throw_errordata(failure);
+  if (failure.error != nullptr) throw_errordata(failure.error, failure.context_complete);
 }
 
 }  // namespace partheal::pg

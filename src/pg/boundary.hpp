@@ -37,6 +37,10 @@ auto guard(F&& f) -> decltype(f()) {
   }
 }
 
+// The self-test's way to make the next copy of a caught PostgreSQL error
+// fail as an out-of-memory error would.
+void fail_next_error_copy_for_test();
+
 // Raises an ERROR from C++ code with a SQLSTATE; the entry point reports it.
 [[noreturn]] void fail(int sqlerrcode, std::string message, std::string detail = {},
                        std::string hint = {});

@@ -36,6 +36,10 @@ struct ErrorFields {
   std::string filename;
   int lineno = 0;
   std::string funcname;
+  // True when `context` already holds every CONTEXT line, the callers' too:
+  // the error was raised inside PostgreSQL, whose context callbacks ran then.
+  // Raising it again must not run them a second time.
+  bool context_complete = false;
 };
 
 class PgError : public std::exception {
