@@ -11,6 +11,7 @@
 #include "heal/heal_loop.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
+#include "pg/relation.hpp"
 #include "pg/spi.hpp"
 #include "settings.hpp"
 
@@ -133,8 +134,8 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
 
   // The lock a plain INSERT takes; it also keeps partitions from being
   // dropped or detached (non-concurrently) between the check and the insert.
-  Relation parent = pg::guard([&] { return relation_open(relid, RowExclusiveLock); });
-  const manage::ManagedTable* table = manage::lookup(parent);
+  Relation parent = pg::open_existing(relid, RowExclusiveLock);
+  manage::TablePtr table = manage::lookup(parent);
   if (table == nullptr)
     pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
              fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},
@@ -144,7 +145,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(parent));
   });
 
-  append::Target& target = append::target_for(*table, parent);
+  append::Target& target = append::target_for(table, parent);
   append::Rows rows = append::read_rows(target, json);
   std::vector<int64> ids = append::draw_ids(table->shape, rows);
 

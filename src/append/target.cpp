@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <iterator>
 #include <memory>
+#include <utility>
 
 #include "append/target.hpp"
 #include "pg/boundary.hpp"
@@ -25,11 +27,7 @@ std::string quoted(const std::string& name) {
 
 }  // namespace
 
-Target::Target(const manage::ManagedTable& table, Relation parent)
-    : table_(&table),
-      schema_(table.shape.schema),
-      name_(table.shape.name),
-      identity_always_(table.shape.identity_always) {
+Target::Target(manage::TablePtr table, Relation parent) : table_(std::move(table)) {
   context_ = pg::guard([] {
     return AllocSetContextCreate(CacheMemoryContext, "partheal append target",
                                  ALLOCSET_SMALL_SIZES);
@@ -58,7 +56,7 @@ Target::Target(const manage::ManagedTable& table, Relation parent)
       get_typlenbyvalalign(c.type, &c.typlen, &c.typbyval, &c.typalign);
       c.array_type = get_array_type(c.type);
     });
-    if (c.attnum == table.shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
+    if (c.attnum == table_->shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
     by_name_.emplace(c.name, static_cast<int>(columns_.size()));
     columns_.push_back(std::move(c));
   }
@@ -70,12 +68,13 @@ Target::~Target() {
   if (context_ != nullptr) MemoryContextDelete(context_);
 }
 
-bool Target::still_fits(Relation parent) const {
-  const manage::TableShape& shape = table_->shape;
-  if (shape.schema != schema_ || shape.name != name_ || shape.identity_always != identity_always_)
+bool Target::still_fits(const manage::ManagedTable& now, Relation parent) const {
+  const manage::TableShape& was = table_->shape;
+  if (now.shape.schema != was.schema || now.shape.name != was.name ||
+      now.shape.identity_always != was.identity_always)
     return false;
-  TupleDesc now = RelationGetDescr(parent);
-  return now == desc_ || pg::guard([&] { return equalTupleDescs(now, desc_); });
+  TupleDesc desc = RelationGetDescr(parent);
+  return desc == desc_ || pg::guard([&] { return equalTupleDescs(desc, desc_); });
 }
 
 int Target::column_index(const std::string& key) const {
@@ -118,10 +117,18 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
   return plan;
 }
 
-Target& target_for(const manage::ManagedTable& table, Relation parent) {
-  static std::unordered_map<Oid, std::unique_ptr<Target>> targets;
-  std::unique_ptr<Target>& target = targets[table.shape.relid];
-  if (target == nullptr || !target->still_fits(parent)) {
+Target& target_for(const manage::TablePtr& table, Relation parent) {
+  // Never destroyed: a Target frees SPI plans, which must not happen from a
+  // static destructor at exit().
+  static auto* targets = new std::unordered_map<Oid, std::unique_ptr<Target>>();
+  static uint64_t forgotten_seen = 0;
+  if (manage::forgotten_count() != forgotten_seen) {
+    forgotten_seen = manage::forgotten_count();
+    for (auto it = targets->begin(); it != targets->end();)
+      it = manage::is_cached(it->first) ? std::next(it) : targets->erase(it);
+  }
+  std::unique_ptr<Target>& target = (*targets)[table->shape.relid];
+  if (target == nullptr || !target->still_fits(*table, parent)) {
     target.reset();
     target = std::make_unique<Target>(table, parent);
   }

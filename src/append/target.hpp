@@ -1,6 +1,6 @@
 // How to insert into one managed table: its columns' input functions and the
-// prepared INSERT for each set of columns seen. Rebuilt whenever the
-// registry rebuilds the table's entry.
+// prepared INSERT for each set of columns seen. Kept while the table has the
+// name and columns it was made for; dropped with the registry's entry.
 #pragma once
 
 #include <map>
@@ -33,7 +33,7 @@ struct Column {
 
 class Target {
  public:
-  Target(const manage::ManagedTable& table, Relation parent);
+  Target(manage::TablePtr table, Relation parent);
   Target(const Target&) = delete;
   Target& operator=(const Target&) = delete;
   ~Target();
@@ -46,17 +46,14 @@ class Target {
 
   // True while the table has the name and columns this target was made
   // for: a new partition leaves both alone, and the plans stay.
-  bool still_fits(Relation parent) const;
+  bool still_fits(const manage::ManagedTable& now, Relation parent) const;
 
   // The INSERT for these columns (indexes, in attnum order): VALUES for a
   // single row, unnest() of one array per column for a batch.
   SPIPlanPtr plan(const std::vector<int>& columns, bool batch);
 
  private:
-  const manage::ManagedTable* table_;
-  std::string schema_;
-  std::string name_;
-  bool identity_always_ = false;
+  manage::TablePtr table_;           // the registration as it was when made
   MemoryContext context_ = nullptr;  // owns the input functions' state and desc_
   TupleDesc desc_ = nullptr;
   std::vector<Column> columns_;
@@ -66,6 +63,6 @@ class Target {
 };
 
 // The target of an opened, locked, managed parent.
-Target& target_for(const manage::ManagedTable& table, Relation parent);
+Target& target_for(const manage::TablePtr& table, Relation parent);
 
 }  // namespace partheal::append

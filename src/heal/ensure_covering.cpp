@@ -7,6 +7,7 @@
 #include "heal/ensure_covering.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
+#include "pg/relation.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/spi.hpp"
 #include "settings.hpp"
@@ -65,7 +66,7 @@ struct Plan {
 };
 
 Plan plan_for(Oid relid, int64 id, int64 partition_size) {
-  Relation rel = pg::guard([&] { return relation_open(relid, AccessShareLock); });
+  Relation rel = pg::open_existing(relid, AccessShareLock);
   manage::TableShape shape = manage::describe(rel);
   Plan plan;
   if (!routes(rel, id)) {

@@ -8,6 +8,7 @@
 #include "manage/registry.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
+#include "pg/relation.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/spi.hpp"
 #include "settings.hpp"
@@ -33,7 +34,7 @@ Relation open_owned(FunctionCallInfo fcinfo) {
     pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "parent must not be NULL", {},
              "Name a partitioned table, for example 'public.events'.");
   Oid relid = PG_GETARG_OID(0);
-  Relation rel = pg::guard([&] { return relation_open(relid, AccessShareLock); });
+  Relation rel = pg::open_existing(relid, AccessShareLock);
   pg::guard([&] {
     if (!pg_class_ownercheck(relid, GetUserId()))
       aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(rel->rd_rel->relkind),

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <iterator>
 #include <unordered_map>
 
 #include "ahead/table_state.hpp"
@@ -22,6 +23,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 }
 
 namespace partheal::manage {
@@ -32,15 +34,21 @@ using pg::guard;
 namespace {
 
 struct Entry {
-  ManagedTable table;
-  bool shape_stale = false;   // the parent changed: re-read it from the relcache
-  bool config_stale = false;  // registrations changed: re-read the config table
+  TablePtr table;
+  bool shape_stale = false;  // the parent changed: re-read it from the relcache
 };
 
+// Allocated once and never destroyed: no destructor of a cache may run at
+// exit(), when PostgreSQL's state is being torn down.
 std::unordered_map<Oid, Entry>& cache() {
-  static std::unordered_map<Oid, Entry> entries;
-  return entries;
+  static auto* entries = new std::unordered_map<Oid, Entry>();
+  return *entries;
 }
+
+// Set by the invalidation callback, acted on at the next lookup.
+bool registrations_stale = false;  // every entry: re-read the config table
+bool sweep_due = false;            // some entry may belong to a dropped table
+uint64_t forgotten = 0;
 
 // The config table as last read. Its invalidation (partheal_manage and
 // partheal_unmanage send one; DROP EXTENSION drops it) makes every cached
@@ -48,13 +56,42 @@ std::unordered_map<Oid, Entry>& cache() {
 // needs no SQL to answer.
 Oid config_relid = InvalidOid;
 
-// Runs inside PostgreSQL's invalidation processing: marks, never allocates.
+// Runs inside PostgreSQL's invalidation processing: marks, never allocates
+// and never frees (a Relation of an entry's table may be in use right now).
 void on_relcache_invalidation(Datum, Oid relid) noexcept {
-  bool all = relid == InvalidOid || relid == config_relid;
-  for (auto& [oid, entry] : cache()) {
-    if (all) entry.config_stale = true;
-    if (all || oid == relid) entry.shape_stale = true;
+  if (relid == InvalidOid || relid == config_relid) {
+    registrations_stale = true;
+    sweep_due = true;
+    return;
   }
+  auto& entries = cache();
+  auto it = entries.find(relid);
+  if (it == entries.end()) return;
+  it->second.shape_stale = true;
+  sweep_due = true;
+}
+
+// Drops what the invalidations made stale: every entry when registrations
+// changed (each is re-read on its next lookup), and the entries of tables
+// that no longer exist, so a session that churns through tables keeps no
+// memory for the ones it dropped.
+void sweep() {
+  if (!sweep_due) return;
+  auto& entries = cache();
+  size_t before = entries.size();
+  if (registrations_stale) {
+    entries.clear();
+  } else {
+    for (auto it = entries.begin(); it != entries.end();) {
+      Oid relid = it->first;
+      bool gone = it->second.shape_stale &&
+                  !guard([&] { return SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)); });
+      it = gone ? entries.erase(it) : std::next(it);
+    }
+  }
+  registrations_stale = false;
+  sweep_due = false;
+  if (entries.size() != before) ++forgotten;
 }
 
 struct ExtensionRow {
@@ -133,33 +170,38 @@ std::vector<Oid> registered_tables() {
   return relids;
 }
 
-const ManagedTable* lookup(Relation parent) {
+uint64_t forgotten_count() {
+  return forgotten;
+}
+
+bool is_cached(Oid relid) {
+  return cache().count(relid) > 0;
+}
+
+TablePtr lookup(Relation parent) {
+  sweep();
   Oid relid = RelationGetRelid(parent);
   auto& entries = cache();
   auto it = entries.find(relid);
-  bool known = it != entries.end();
-  if (known && !it->second.shape_stale && !it->second.config_stale) return &it->second.table;
+  if (it != entries.end() && !it->second.shape_stale) return it->second.table;
 
-  if (!known || it->second.config_stale) {
+  auto table = std::make_shared<ManagedTable>();
+  if (it == entries.end()) {
     std::optional<Config> config = configured(relid);
-    if (!config) {
-      if (known) entries.erase(it);
-      return nullptr;
-    }
-    Entry& entry = entries[relid];
-    entry.table.config = *config;
+    if (!config) return nullptr;
+    table->config = *config;
     // After a restart shared memory starts empty: the state comes back here.
     // If partheal.max_tables is full, heals still work; create-ahead and the
     // counters do not.
     (void)ahead::track(relid, config->partition_size, config->mark_percent);
-    entry.config_stale = false;
-    entry.shape_stale = true;
-    it = entries.find(relid);
+  } else {
+    table->config = it->second.table->config;
   }
-  Entry& entry = it->second;
-  entry.table.shape = describe(parent);
-  entry.shape_stale = false;
-  return &entry.table;
+  table->shape = describe(parent);
+  // Reading the config may have processed invalidations; what was read is
+  // still the newest, so it is stored fresh whatever they marked.
+  entries[relid] = Entry{table, false};
+  return table;
 }
 
 void registrations_changed() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,9 +24,18 @@ struct ManagedTable {
   Config config;
 };
 
+// A registration as read at one moment. The cache hands out shared
+// ownership: an entry it drops or rebuilds stays valid for whoever holds it.
+using TablePtr = std::shared_ptr<const ManagedTable>;
+
 // The registration of an opened, locked parent, or nullptr if it has none.
-// The pointer is valid until the next invalidation is processed.
-const ManagedTable* lookup(Relation parent);
+TablePtr lookup(Relation parent);
+
+// Counts the entries the cache has dropped: a cache keyed by the same tables
+// (the append targets) drops its own entries for tables not in this one
+// whenever the count moves.
+uint64_t forgotten_count();
+bool is_cached(Oid relid);
 
 // The table's row in the config table, read with SPI.
 std::optional<Config> configured(Oid relid);

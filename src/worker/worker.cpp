@@ -197,7 +197,7 @@ void poll_one(Oid relid) {
   if (!locked) return;  // busy with DDL: next round
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
   if (rel == nullptr) return;
-  const manage::ManagedTable* table = manage::lookup(rel);
+  manage::TablePtr table = manage::lookup(rel);
   int64 position = 0;
   if (table != nullptr && table->config.mark_percent > 0 &&
       sequence_position(table->shape.sequence, &position)) {
