@@ -145,7 +145,8 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(parent));
   });
 
-  append::Target& target = append::target_for(table, parent);
+  std::shared_ptr<append::Target> held = append::target_for(table, parent);
+  append::Target& target = *held;
   append::Rows rows = append::read_rows(target, json);
   std::vector<int64> ids = append::draw_ids(table->shape, rows);
 

@@ -117,22 +117,20 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
   return plan;
 }
 
-Target& target_for(const manage::TablePtr& table, Relation parent) {
+std::shared_ptr<Target> target_for(const manage::TablePtr& table, Relation parent) {
   // Never destroyed: a Target frees SPI plans, which must not happen from a
   // static destructor at exit().
-  static auto* targets = new std::unordered_map<Oid, std::unique_ptr<Target>>();
+  static auto* targets = new std::unordered_map<Oid, std::shared_ptr<Target>>();
   static uint64_t forgotten_seen = 0;
   if (manage::forgotten_count() != forgotten_seen) {
     forgotten_seen = manage::forgotten_count();
     for (auto it = targets->begin(); it != targets->end();)
       it = manage::is_cached(it->first) ? std::next(it) : targets->erase(it);
   }
-  std::unique_ptr<Target>& target = (*targets)[table->shape.relid];
-  if (target == nullptr || !target->still_fits(*table, parent)) {
-    target.reset();
-    target = std::make_unique<Target>(table, parent);
-  }
-  return *target;
+  std::shared_ptr<Target>& target = (*targets)[table->shape.relid];
+  if (target == nullptr || !target->still_fits(*table, parent))
+    target = std::make_shared<Target>(table, parent);
+  return target;
 }
 
 }  // namespace partheal::append

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -62,7 +63,10 @@ class Target {
   std::map<std::string, SPIPlanPtr> plans_;
 };
 
-// The target of an opened, locked, managed parent.
-Target& target_for(const manage::TablePtr& table, Relation parent);
+// The target of an opened, locked, managed parent. The caller holds it for
+// the whole call: user code run by the INSERT (a trigger, a default) may
+// append to other tables, and the cache may drop this target meanwhile; its
+// plans are freed only when the last holder lets go.
+std::shared_ptr<Target> target_for(const manage::TablePtr& table, Relation parent);
 
 }  // namespace partheal::append
