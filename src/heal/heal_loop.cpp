@@ -119,9 +119,16 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
                           const std::vector<int64>& ids, const std::function<void()>& insert) {
   const int max_heals = 1 + settings::max_retries;
   int heals = 0;
-  int misses = 0;  // routing misses after a heal, bounded like the heals
+  int misses = 0;      // routing misses after a heal, bounded like the heals
+  bool fresh = false;  // the partition view was read from the catalog since the last miss
   for (;;) {
     std::vector<int64> missing = unrouted(parent, ids);
+    if (!missing.empty() && !fresh) {
+      // A view that is only stale needs no worker: read it again first.
+      refresh_partitions(parent);
+      fresh = true;
+      continue;
+    }
     if (!missing.empty()) {
       if (heals == max_heals) behind(table, missing, heals);
       ++heals;
@@ -144,6 +151,7 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
     } catch (const PgError& e) {
       if (!is_routing_miss(e)) throw;
       if (++misses >= max_heals) behind(table, ids, heals);
+      fresh = false;
     }
   }
 }

@@ -198,8 +198,9 @@ TablePtr lookup(Relation parent) {
     table->config = it->second.table->config;
   }
   table->shape = describe(parent);
-  // Reading the config may have processed invalidations; what was read is
-  // still the newest, so it is stored fresh whatever they marked.
+  // The caller holds a lock on the parent that keeps its shape from
+  // changing, so what describe() read stays current whatever invalidations
+  // it processed (a new partition changes nothing it reads).
   entries[relid] = Entry{table, false};
   return table;
 }

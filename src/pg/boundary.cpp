@@ -134,7 +134,11 @@ Failure current_failure() noexcept {
   try {
     throw;
   } catch (const PgError& e) {
-    out.context_complete = e.fields().context_complete;
+    // If the copy lost the context (out of memory), let the callbacks
+    // rebuild what they can rather than print none.
+    const ErrorFields& f = e.fields();
+    out.context_complete =
+        f.context_complete && (f.context.empty() || out.error->context != nullptr);
   } catch (...) {
   }
   return out;
