@@ -13,6 +13,9 @@ say() { printf '\n== %s\n' "$*"; }
 install_packages() {
   local want=(postgresql-15 postgresql-server-dev-15 postgresql-client-15 libfmt-dev g++ make
               libipc-run-perl clang-format "$@")
+  # VALGRIND=1 make test: memcheck, and tar's helpers for the source package
+  # that PostgreSQL's suppressions come from (test/valgrind/valgrind.sh).
+  if [ -n "${VALGRIND:-}" ]; then want+=(valgrind bzip2 xz-utils); fi
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

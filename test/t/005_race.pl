@@ -13,6 +13,8 @@ use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+plan skip_all => 'under valgrind: a race needs native speed' if $ENV{PARTHEAL_VALGRIND};
+
 my $node = PartHeal::new_node('race');
 $node->safe_psql('postgres', q{
   CREATE EXTENSION partheal;

@@ -15,6 +15,8 @@ use Time::HiRes qw(time);
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+plan skip_all => 'under valgrind: its timings and kills need native speed' if $ENV{PARTHEAL_VALGRIND};
+
 my $started = time;
 my $tmp = $PostgreSQL::Test::Utils::tmp_check;
 

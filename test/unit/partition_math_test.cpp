@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ahead/headroom.hpp"
 #include "heal/partition_math.hpp"
 
 using namespace partheal::heal;
@@ -89,6 +90,36 @@ int main() {
   expect_eq(partition_suffix(Bound::at(-10)), "_pm10", "negative");
   expect_eq(partition_suffix(Bound::at(kMin)), "_pm9223372036854775808", "int64 min");
   expect_eq(partition_suffix(Bound::min()), "_pmin", "MINVALUE");
+
+  // Headroom follows the recent peak rate, within [1, cap].
+  using namespace partheal::ahead;
+  Traffic quiet;
+  observe(quiet, 5, 0);
+  observe(quiet, 6, 1000);
+  expect_eq(headroom(quiet, 1000, 10, 16), 1, "a quiet table keeps one partition ahead");
+  Traffic busy;
+  observe(busy, 0, 0);
+  observe(busy, 5000, 1000);  // 5,000 ids/s
+  expect_eq(headroom(busy, 1000, 10, 16), 16, "50,000 ids in 10 s at size 1000, capped at 16");
+  expect_eq(headroom(busy, 10000, 10, 16), 5, "50,000 ids in 10 s at size 10,000");
+  observe(busy, 5000, 31000);  // idle for a half-life
+  expect_eq(headroom(busy, 10000, 10, 16), 3, "the peak halves after 30 s idle");
+  observe(busy, 5000, 331000);
+  expect_eq(headroom(busy, 10000, 10, 16), 1, "and fades back to one");
+  Traffic back;
+  observe(back, 1000, 0);
+  observe(back, 10, 1000);
+  expect_eq(headroom(back, 10, 10, 16), 1, "a position moved back is no traffic");
+  expect_eq(headroom(busy, 1000, 10, 0), 1, "a cap below one still keeps one");
+  Span s = needed(15, 10, 80, 1);
+  expect_eq(s.first, 1, "position 15 is in partition 1");
+  expect_eq(s.last, 1, "before the mark a quiet table needs only its own partition");
+  s = needed(18, 10, 80, 1);
+  expect_eq(s.last, 2, "at the mark, the next one");
+  s = needed(11, 10, 80, 4);
+  expect_eq(s.last, 4, "headroom 4 before the mark: three ahead");
+  s = needed(-5, 10, 80, 2);
+  expect_eq(s.first, -1, "negative positions too");
 
   std::cout << "partition_math: " << passed << " passed, " << failed << " failed\n";
   return failed == 0 ? 0 : 1;
