@@ -34,6 +34,8 @@ int ddl_lock_timeout_ms = 2000;
 int heal_wait_timeout_ms = 10000;
 int max_tables = 1000;
 int naptime_ms = 1000;
+int ahead_seconds = 10;
+int max_ahead_partitions = 16;
 
 namespace {
 bool loaded_at_startup = false;
@@ -99,6 +101,15 @@ void define_gucs() {
                           "writers that do not call partheal_append.",
                           nullptr, &partheal::settings::naptime_ms, 1000, 10, 3600000, PGC_SIGHUP,
                           GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "partheal.ahead_seconds",
+      "Seconds of traffic, at the recent peak rate, that the worker keeps partitions ahead for.",
+      nullptr, &partheal::settings::ahead_seconds, 10, 1, 86400, PGC_SIGHUP, GUC_UNIT_S, nullptr,
+      nullptr, nullptr);
+  DefineCustomIntVariable("partheal.max_ahead_partitions",
+                          "The most partitions the worker keeps ahead of a table's position.",
+                          nullptr, &partheal::settings::max_ahead_partitions, 16, 1, 10000,
+                          PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
   // Only after every variable exists: reserving the prefix throws away the
   // values of any partheal.* setting not defined yet.
   if (process_shared_preload_libraries_in_progress) define_postmaster_gucs();

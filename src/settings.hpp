@@ -8,6 +8,8 @@ extern int ddl_lock_timeout_ms;   // partheal.ddl_lock_timeout
 extern int heal_wait_timeout_ms;  // partheal.heal_wait_timeout
 extern int max_tables;            // partheal.max_tables (postmaster)
 extern int naptime_ms;            // partheal.naptime
+extern int ahead_seconds;         // partheal.ahead_seconds
+extern int max_ahead_partitions;  // partheal.max_ahead_partitions
 
 // True when the library was loaded through shared_preload_libraries.
 bool preloaded();

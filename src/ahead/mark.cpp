@@ -5,17 +5,27 @@
 
 namespace partheal::ahead {
 
-void request_next(const manage::ManagedTable& table, int64 next) {
+namespace {
+
+// Claims partition `next` and queues it.
+void request_next(Oid relid, int64 next, int64 size, int64 key_max) {
   int64 first = 0;
-  if (!heal::first_id_of(next, table.config.partition_size, table.shape.key_max, &first)) return;
+  if (!heal::first_id_of(next, size, key_max, &first)) return;
   bool claimed = false;
-  with_state(table.shape.relid, [&](TableState& s) {
+  with_state(relid, [&](TableState& s) {
     claimed = claim(&s, next);  // false: another backend, or an earlier call, has it
     if (claimed) count(s.ahead_requested);
   });
-  if (claimed && !worker::request_create_ahead(table.shape.relid, next))
-    with_state(table.shape.relid, [](TableState& s) { count(s.ahead_failed); });
+  if (claimed && !worker::request_create_ahead(relid, next))
+    with_state(relid, [](TableState& s) { count(s.ahead_failed); });
 }
+
+bool is_mark(int64 id, int64 size, int percent, int64* partition) {
+  *partition = heal::partition_number(id, size);
+  return id == heal::mark_of(*partition, size, percent);
+}
+
+}  // namespace
 
 void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids) {
   uint64 rows = ids.size();
@@ -26,9 +36,25 @@ void after_append(const manage::ManagedTable& table, const std::vector<int64>& i
   if (!tracked || table.config.mark_percent == 0) return;
   const int64 size = table.config.partition_size;
   for (int64 id : ids) {
-    int64 n = heal::partition_number(id, size);
-    if (id == heal::mark_of(n, size, table.config.mark_percent)) request_next(table, n + 1);
+    int64 n = 0;
+    if (is_mark(id, size, table.config.mark_percent, &n))
+      request_next(table.shape.relid, n + 1, size, table.shape.key_max);
   }
+}
+
+bool after_draw(Oid relid, int64 id) {
+  int64 size = 0;
+  int percent = 0;
+  int64 key_max = 0;
+  bool tracked = with_state(relid, [&](TableState& s) {
+    size = static_cast<int64>(pg_atomic_read_u64(&s.partition_size));
+    percent = static_cast<int>(pg_atomic_read_u32(&s.mark_percent));
+    key_max = static_cast<int64>(pg_atomic_read_u64(&s.key_max));
+  });
+  int64 n = 0;
+  if (tracked && size > 0 && percent > 0 && is_mark(id, size, percent, &n))
+    request_next(relid, n + 1, size, key_max);
+  return tracked;
 }
 
 }  // namespace partheal::ahead

@@ -1,5 +1,6 @@
-// The create-ahead trigger, run after every successful append: a few integer
-// operations per id and no SQL. The append never waits for the creation.
+// The create-ahead trigger, run after every id drawn by partheal_append or
+// partheal_nextval: a few integer operations per id and no SQL. The caller
+// never waits for the creation.
 #pragma once
 
 #include <vector>
@@ -12,8 +13,9 @@ namespace partheal::ahead {
 // next partition in the shared watermark and queues its creation.
 void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids);
 
-// Claims partition `next` and queues it; the worker's sequence poll uses it
-// for writers that never call partheal_append.
-void request_next(const manage::ManagedTable& table, int64 next);
+// The same mark check for one id drawn by partheal_nextval, from the table's
+// shared state alone (no registry, no SQL). False when the table has no
+// state: it is not registered.
+bool after_draw(Oid relid, int64 id);
 
 }  // namespace partheal::ahead

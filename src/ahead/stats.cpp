@@ -20,6 +20,7 @@ struct StatsRow {
   uint64 counters[7];
   int64 watermark;
   TimestampTz last_heal;
+  uint32 headroom;
 };
 
 void collect(TableState* s, void* ctx) noexcept {
@@ -31,7 +32,8 @@ void collect(TableState* s, void* ctx) noexcept {
        pg_atomic_read_u64(&s->exhaustions), pg_atomic_read_u64(&s->ahead_requested),
        pg_atomic_read_u64(&s->ahead_created), pg_atomic_read_u64(&s->ahead_failed)},
       watermark(s),
-      static_cast<TimestampTz>(pg_atomic_read_u64(&s->last_heal))};
+      static_cast<TimestampTz>(pg_atomic_read_u64(&s->last_heal)),
+      pg_atomic_read_u32(&s->headroom)};
   rows->push_back(row);
 }
 
@@ -51,9 +53,11 @@ PARTHEAL_SQL_FUNCTION(partheal_stats) {
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   pg::guard([&] {
     InitMaterializedSRF(fcinfo, 0);
+    // 0.1's declaration has no headroom column; tuplestore_putvalues reads
+    // only as many values as the declared row has.
     for (const ahead::StatsRow& row : rows) {
-      Datum values[10];
-      bool nulls[10] = {};
+      Datum values[11];
+      bool nulls[11] = {};
       values[0] = ObjectIdGetDatum(row.relid);
       for (int i = 0; i < 7; ++i)
         values[1 + i] = Int64GetDatum(static_cast<int64>(row.counters[i]));
@@ -61,6 +65,8 @@ PARTHEAL_SQL_FUNCTION(partheal_stats) {
       nulls[8] = row.watermark == ahead::kNothingAttempted;
       values[9] = TimestampTzGetDatum(row.last_heal);
       nulls[9] = row.last_heal == 0;
+      values[10] = Int32GetDatum(static_cast<int32>(row.headroom));
+      nulls[10] = row.headroom == 0;
       tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
   });

@@ -28,6 +28,8 @@ void init_entry(TableState* s) {
   pg_atomic_init_u64(&s->watermark, bits_of(kNothingAttempted));
   pg_atomic_init_u64(&s->partition_size, 0);
   pg_atomic_init_u32(&s->mark_percent, 0);
+  pg_atomic_init_u64(&s->key_max, bits_of(PG_INT64_MAX));
+  pg_atomic_init_u32(&s->headroom, 0);
   for (pg_atomic_uint64* c :
        {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
         &s->ahead_failed, &s->last_heal})
@@ -47,7 +49,7 @@ bool with_state(Oid relid, void (*f)(TableState&, void*) noexcept, void* ctx) {
   });
 }
 
-bool track(Oid relid, int64 partition_size, int mark_percent) {
+bool track(Oid relid, int64 partition_size, int mark_percent, int64 key_max) {
   TableKey key{MyDatabaseId, relid};
   return pg::guard([&] {
     LWLockAcquire(tables_lock, LW_EXCLUSIVE);
@@ -63,6 +65,7 @@ bool track(Oid relid, int64 partition_size, int mark_percent) {
     if (s != nullptr) {
       pg_atomic_write_u64(&s->partition_size, static_cast<uint64>(partition_size));
       pg_atomic_write_u32(&s->mark_percent, static_cast<uint32>(mark_percent));
+      pg_atomic_write_u64(&s->key_max, bits_of(key_max));
     }
     LWLockRelease(tables_lock);
     return s != nullptr;

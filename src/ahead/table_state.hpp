@@ -32,6 +32,8 @@ struct TableState {
   pg_atomic_uint64 ahead_created;
   pg_atomic_uint64 ahead_failed;
   pg_atomic_uint64 last_heal;  // TimestampTz; 0: never
+  pg_atomic_uint64 key_max;    // the key type's largest value, as int64 bits
+  pg_atomic_uint32 headroom;   // partitions the worker keeps ahead now; 0: not polled yet
 };
 
 constexpr int64 kNothingAttempted = PG_INT64_MIN;
@@ -48,7 +50,7 @@ bool with_state(Oid relid, F&& f) {
 
 // Finds or adds relid's state, keeping its size and mark current. False when
 // all partheal.max_tables entries are taken.
-bool track(Oid relid, int64 partition_size, int mark_percent);
+bool track(Oid relid, int64 partition_size, int mark_percent, int64 key_max);
 void forget(Oid relid);
 // Forgets this database's states whose table is not in `registered`.
 void forget_all_but(const std::vector<Oid>& registered);

@@ -135,6 +135,7 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
       heal(table, parent, missing);
       continue;
     }
+    if (!insert) return;  // cover(): nothing to insert
     if (heals == 0) {
       // The fast path: every partition exists, so no subtransaction and no
       // extra XID. A partition detached since the check fails the statement
@@ -154,6 +155,10 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
       fresh = false;
     }
   }
+}
+
+void cover(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& ids) {
+  insert_until_covered(table, parent, ids, nullptr);
 }
 
 }  // namespace partheal::heal

@@ -15,6 +15,10 @@ namespace partheal::heal {
 void insert_until_covered(const manage::ManagedTable& table, Relation parent,
                           const std::vector<int64>& ids, const std::function<void()>& insert);
 
+// The same loop with nothing to insert: returns once every id has a
+// partition (partheal_reserve).
+void cover(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& ids);
+
 // A 23514 raised by tuple routing, told apart from CHECK and partition
 // constraint violations by the ErrorData fields, never by message text.
 bool is_routing_miss(const PgError& e);

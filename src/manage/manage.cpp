@@ -11,6 +11,7 @@
 #include "pg/relation.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/spi.hpp"
+#include "pg/subxact.hpp"
 #include "settings.hpp"
 #include "worker/shared.hpp"
 
@@ -20,6 +21,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/inval.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 }
 
@@ -73,6 +75,56 @@ void write_config(const std::string& sql, Oid relid, std::optional<Config> confi
   registrations_changed();
 }
 
+std::string quoted(const std::string& name) {
+  const char* text = name.c_str();
+  return pg::guard([&] { return quote_identifier(text); });
+}
+
+// A regclass literal that means the same whatever the search_path.
+std::string regclass_literal(Oid relid) {
+  std::string qualified = pg::guard([&] {
+    return fmt::format("{}.{}", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+                       quote_identifier(get_rel_name(relid)));
+  });
+  const char* text = qualified.c_str();
+  return pg::guard([&] { return std::string(quote_literal_cstr(text)); }) + "::pg_catalog.regclass";
+}
+
+// Sets the key column's default, as the caller (who owns the table), with
+// partheal's own search_path. ALTER COLUMN SET DEFAULT locks the table
+// ACCESS EXCLUSIVE for the rest of the transaction.
+void set_key_default(const TableShape& shape, const std::string& expression) {
+  std::string sql =
+      fmt::format("ALTER TABLE {}.{} ALTER COLUMN {} SET DEFAULT {}", quoted(shape.schema),
+                  quoted(shape.name), quoted(shape.key_column), expression);
+  int level = pg::enter_safe_search_path();
+  pg::spi::connect();
+  pg::spi::execute(sql, SPI_OK_UTILITY);
+  pg::spi::finish();
+  pg::leave_guc_level(level);
+}
+
+// partheal_nextval(parent, sequence): plain INSERT and COPY rows then check
+// the create-ahead mark as an append does.
+void install_partheal_nextval(const TableShape& shape) {
+  if (shape.default_is_partheal_nextval) return;
+  if (shape.identity_always || !shape.sequence_needs_acl)
+    pg::fail(
+        ERRCODE_FEATURE_NOT_SUPPORTED,
+        fmt::format("column \"{}\" of \"{}\" is an identity column", shape.key_column, shape.name),
+        "An identity column's default cannot be replaced.",
+        "Declare the id bigserial, or keep nextval_default false.");
+  set_key_default(shape,
+                  fmt::format("{}.partheal_nextval({}, {})", extension_schema_sql(),
+                              regclass_literal(shape.relid), regclass_literal(shape.sequence)));
+}
+
+// Back to the plain nextval of the same sequence, as serial declares it.
+void restore_nextval(const TableShape& shape) {
+  if (!shape.default_is_partheal_nextval) return;
+  set_key_default(shape, fmt::format("pg_catalog.nextval({})", regclass_literal(shape.sequence)));
+}
+
 }  // namespace
 
 }  // namespace partheal::manage
@@ -97,6 +149,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
              fmt::format("mark_percent must be between 1 and 99, not {}", percent), {},
              "The next partition is created when ids reach this percent of the current one; "
              "the default is 80, and NULL turns create-ahead off.");
+  bool nextval_default = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
   manage::TableShape shape = manage::describe(rel);
   if (shape.has_default_partition)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -108,10 +161,10 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
 
   // Room in shared memory is checked before anything is written, so a table
   // beyond partheal.max_tables is refused now rather than missed later.
-  bool tracked = ahead::track(shape.relid, size, percent);
+  bool tracked = ahead::track(shape.relid, size, percent, shape.key_max);
   if (!tracked) {
     manage::forget_unregistered();
-    tracked = ahead::track(shape.relid, size, percent);
+    tracked = ahead::track(shape.relid, size, percent, shape.key_max);
   }
   if (!tracked)
     pg::fail(
@@ -125,6 +178,10 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
       "mark_percent = EXCLUDED.mark_percent",
       manage::extension_schema_sql());
   manage::write_config(sql, shape.relid, manage::Config{size, percent});
+  if (nextval_default)
+    manage::install_partheal_nextval(shape);
+  else
+    manage::restore_nextval(shape);
   // The worker creates ahead for writers that never call partheal_append,
   // so it runs from registration on. Registration itself does not need it.
   try {
@@ -145,6 +202,13 @@ PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
   Relation rel = manage::open_owned(fcinfo);
   Oid relid = RelationGetRelid(rel);
   std::string name = RelationGetRelationName(rel);
+  // A table that no longer fits partheal (its default was changed by hand)
+  // may still be unmanaged; only a partheal_nextval default is put back.
+  std::optional<manage::TableShape> shape;
+  try {
+    pg::in_subtransaction([&] { shape = manage::describe(rel); });
+  } catch (const PgError&) {
+  }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!manage::configured(relid))
     pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -152,6 +216,7 @@ PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
   std::string sql = fmt::format("DELETE FROM {}.partheal_config WHERE parent = $1",
                                 manage::extension_schema_sql());
   manage::write_config(sql, relid, std::nullopt);
+  if (shape) manage::restore_nextval(*shape);
   ahead::forget(relid);
   PG_RETURN_VOID();
 }

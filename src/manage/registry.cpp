@@ -129,6 +129,10 @@ ExtensionRow extension_row() {
 
 }  // namespace
 
+Oid extension_schema() {
+  return extension_row().schema;
+}
+
 std::string extension_schema_sql() {
   Oid schema = extension_row().schema;
   return guard([&] {
@@ -178,6 +182,14 @@ bool is_cached(Oid relid) {
   return cache().count(relid) > 0;
 }
 
+TablePtr cached(Oid relid) {
+  sweep();
+  auto& entries = cache();
+  auto it = entries.find(relid);
+  if (it == entries.end() || it->second.shape_stale) return nullptr;
+  return it->second.table;
+}
+
 TablePtr lookup(Relation parent) {
   sweep();
   Oid relid = RelationGetRelid(parent);
@@ -190,14 +202,15 @@ TablePtr lookup(Relation parent) {
     std::optional<Config> config = configured(relid);
     if (!config) return nullptr;
     table->config = *config;
+    table->shape = describe(parent);
     // After a restart shared memory starts empty: the state comes back here.
     // If partheal.max_tables is full, heals still work; create-ahead and the
     // counters do not.
-    (void)ahead::track(relid, config->partition_size, config->mark_percent);
+    (void)ahead::track(relid, config->partition_size, config->mark_percent, table->shape.key_max);
   } else {
     table->config = it->second.table->config;
+    table->shape = describe(parent);
   }
-  table->shape = describe(parent);
   // The caller holds a lock on the parent that keeps its shape from
   // changing, so what describe() read stays current whatever invalidations
   // it processed (a new partition changes nothing it reads).

@@ -31,6 +31,10 @@ using TablePtr = std::shared_ptr<const ManagedTable>;
 // The registration of an opened, locked parent, or nullptr if it has none.
 TablePtr lookup(Relation parent);
 
+// The registration of relid if this backend has it cached and current, with
+// no catalog access; nullptr otherwise (then open the table and lookup()).
+TablePtr cached(Oid relid);
+
 // Counts the entries the cache has dropped: a cache keyed by the same tables
 // (the append targets) drops its own entries for tables not in this one
 // whenever the count moves.
@@ -43,8 +47,9 @@ std::optional<Config> configured(Oid relid);
 // Every table registered in this database, read with SPI.
 std::vector<Oid> registered_tables();
 
-// The schema partheal's objects live in, quoted for SQL.
+// The schema partheal's objects live in, quoted for SQL, and its OID.
 std::string extension_schema_sql();
+Oid extension_schema();
 
 // Runs f as the extension's owner, who owns the config table: the caller of
 // partheal_manage may register a table without writing the config directly.

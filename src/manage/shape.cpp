@@ -2,11 +2,13 @@
 
 #include <limits>
 
+#include "manage/registry.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
 
 extern "C" {
 #include "catalog/pg_class.h"
+#include "commands/extension.h"
 #include "catalog/pg_partitioned_table.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
@@ -34,7 +36,20 @@ constexpr const char* kShapeHint =
 struct SequenceUse {
   Oid sequence = InvalidOid;
   bool needs_acl = true;
+  bool via_partheal = false;
 };
+
+// partheal_nextval(parent, sequence): the draw that also checks the mark.
+// Told by name and by the extension's schema, so a same-named function
+// elsewhere is not taken for it.
+bool is_partheal_nextval(Oid funcid) {
+  return guard([&] {
+           const char* name = get_func_name(funcid);
+           if (name == nullptr || strcmp(name, "partheal_nextval") != 0) return false;
+           return true;
+         }) &&
+         guard([&] { return get_func_namespace(funcid); }) == extension_schema();
+}
 
 // Finds the sequence a column default draws from: an identity's
 // NextValueExpr, or nextval('seq') as serial and hand-written defaults have.
@@ -45,6 +60,17 @@ bool find_sequence(Node* node, void* context) {
     use->sequence = castNode(NextValueExpr, node)->seqid;
     use->needs_acl = false;
     return true;
+  }
+  if (IsA(node, FuncExpr) && list_length(castNode(FuncExpr, node)->args) == 2 &&
+      IsA(lsecond(castNode(FuncExpr, node)->args), Const) &&
+      is_partheal_nextval(castNode(FuncExpr, node)->funcid)) {
+    auto* arg = castNode(Const, lsecond(castNode(FuncExpr, node)->args));
+    if (!arg->constisnull && arg->consttype == REGCLASSOID) {
+      use->sequence = DatumGetObjectId(arg->constvalue);
+      use->needs_acl = true;
+      use->via_partheal = true;
+      return true;
+    }
   }
   if (IsA(node, FuncExpr)) {
     auto* call = castNode(FuncExpr, node);
@@ -130,6 +156,7 @@ TableShape describe(Relation parent) {
          "Declare the column serial, bigserial or GENERATED ... AS IDENTITY.");
   shape.sequence = use.sequence;
   shape.sequence_needs_acl = use.needs_acl;
+  shape.default_is_partheal_nextval = use.via_partheal;
 
   shape.has_default_partition = guard([&] {
     PartitionDesc desc = RelationGetPartitionDesc(parent, true);

@@ -24,6 +24,9 @@ struct TableShape {
   Oid sequence = InvalidOid;
   bool sequence_needs_acl = true;  // an identity draws without USAGE, as INSERT does
   bool identity_always = false;
+  // The key's default is partheal_nextval(parent, sequence), installed by
+  // partheal_manage(..., nextval_default => true).
+  bool default_is_partheal_nextval = false;
   bool has_default_partition = false;
 };
 

@@ -4,16 +4,22 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "errors.hpp"
+#include "ahead/headroom.hpp"
 #include "ahead/mark.hpp"
 #include "ahead/table_state.hpp"
+#include "heal/bounds.hpp"
 #include "heal/ensure_covering.hpp"
 #include "heal/partition_math.hpp"
 #include "manage/registry.hpp"
 #include "settings.hpp"
 #include "pg/boundary.hpp"
+#include "pg/subxact.hpp"
 #include "worker/shared.hpp"
 
 extern "C" {
@@ -192,7 +198,34 @@ bool sequence_position(Oid sequence, int64* value) {
 
 // Writers that never call partheal_append draw ids through the column
 // default, so no append sees their mark: the sequence position stands in.
-void poll_one(Oid relid) {
+// Whatever the position, every partition from its own up to the headroom
+// must exist; a table that fell behind (a burst outran creation) is caught
+// up here, current partition first.
+struct Need {
+  Oid relid;
+  int64 first_id;  // of the missing partition
+  int64 size;
+};
+
+// A round creates at most this many partitions per table, so one table far
+// behind cannot starve the others; the next round goes on.
+constexpr int kCreatesPerTableRound = 4;
+constexpr long kFirstRetryMs = 1000;
+constexpr long kMaxRetryMs = 60000;
+
+struct TableWatch {
+  ahead::Traffic traffic;
+  TimestampTz retry_at = 0;  // after a failed creation
+  long retry_ms = 0;
+  std::string last_error;  // a poll error is logged when it changes, not every round
+};
+
+std::unordered_map<Oid, TableWatch>& watches() {
+  static auto* w = new std::unordered_map<Oid, TableWatch>();
+  return *w;
+}
+
+void poll_one(Oid relid, std::vector<Need>& needs) {
   bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
   if (!locked) return;  // busy with DDL: next round
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
@@ -201,15 +234,40 @@ void poll_one(Oid relid) {
   int64 position = 0;
   if (table != nullptr && table->config.mark_percent > 0 &&
       sequence_position(table->shape.sequence, &position)) {
-    int64 size = table->config.partition_size;
-    int64 n = heal::partition_number(position, size);
-    if (position >= heal::mark_of(n, size, table->config.mark_percent))
-      ahead::request_next(*table, n + 1);
+    const int64 size = table->config.partition_size;
+    TableWatch& watch = watches()[relid];
+    ahead::observe(watch.traffic, position, GetCurrentTimestamp() / 1000);
+    int headroom = ahead::headroom(watch.traffic, size, settings::ahead_seconds,
+                                   settings::max_ahead_partitions);
+    ahead::with_state(relid, [&](ahead::TableState& s) {
+      pg_atomic_write_u32(&s.headroom, static_cast<uint32>(headroom));
+    });
+    ahead::Span span = ahead::needed(position, size, table->config.mark_percent, headroom);
+    int wanted = 0;
+    for (int64 n = span.first; n <= span.last && wanted < kCreatesPerTableRound; ++n) {
+      int64 first = 0;
+      if (!heal::first_id_of(n, size, table->shape.key_max, &first)) break;
+      if (heal::routes(rel, first)) continue;
+      needs.push_back(Need{relid, first, size});
+      ++wanted;
+    }
   }
   pg::guard([&] { relation_close(rel, NoLock); });
 }
 
-void poll_sequences() {
+void log_poll_error(Oid relid, const PgError& e) {
+  TableWatch& watch = watches()[relid];
+  if (watch.last_error == e.what()) return;
+  watch.last_error = e.what();
+  std::string line = fmt::format("{} sequence poll of relation {} failed: {}",
+                                 errors::kLogCreateFailed, relid, e.what());
+  const char* text = line.c_str();
+  int code = e.sqlerrcode();
+  pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
+}
+
+std::vector<Need> poll_sequences() {
+  std::vector<Need> needs;
   pg::guard([] {
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
@@ -221,7 +279,22 @@ void poll_sequences() {
     // this very poll, re-created from a snapshot that still saw the row
     // partheal_unmanage was deleting. Space is shared across databases.
     ahead::forget_all_but(relids);
-    for (Oid relid : relids) poll_one(relid);
+    std::unordered_map<Oid, TableWatch> kept;
+    for (Oid relid : relids) {
+      auto it = watches().find(relid);
+      if (it != watches().end()) kept.emplace(relid, std::move(it->second));
+    }
+    watches() = std::move(kept);
+    for (Oid relid : relids) {
+      // Each table in a subtransaction of its own: one table that no longer
+      // fits throws here without stopping the others.
+      try {
+        pg::in_subtransaction([&] { poll_one(relid, needs); });
+        watches()[relid].last_error.clear();
+      } catch (const PgError& e) {
+        log_poll_error(relid, e);
+      }
+    }
     pg::guard([] {
       PopActiveSnapshot();
       CommitTransactionCommand();
@@ -233,6 +306,31 @@ void poll_sequences() {
     std::string line = fmt::format("partheal worker: sequence poll failed: {}", e.what());
     const char* text = line.c_str();
     pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
+    needs.clear();
+  }
+  return needs;
+}
+
+// Creates what the poll found missing, each partition in a transaction of
+// its own, serving the appenders' heal requests before each one.
+void catch_up(Oid dboid, const std::vector<Need>& needs) {
+  for (const Need& need : needs) {
+    TableWatch& watch = watches()[need.relid];
+    TimestampTz now = GetCurrentTimestamp();
+    if (watch.retry_at > now) continue;
+    serve_pending(dboid);
+    Answer answer = create_in_own_transaction(need.relid, need.first_id, need.size);
+    if (answer.sqlerrcode == 0) {
+      watch.retry_ms = 0;
+      if (answer.partition[0] != '\0')
+        ahead::with_state(need.relid, [](ahead::TableState& s) { ahead::count(s.ahead_created); });
+      continue;
+    }
+    // PHL03 is logged; back off so a table that cannot be extended (a lock
+    // held for long, no CREATE privilege) is not retried every naptime.
+    watch.retry_ms = watch.retry_ms == 0 ? kFirstRetryMs : Min(watch.retry_ms * 2, kMaxRetryMs);
+    watch.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), watch.retry_ms);
+    ahead::with_state(need.relid, [](ahead::TableState& s) { ahead::count(s.ahead_failed); });
   }
 }
 
@@ -312,7 +410,7 @@ void worker_body(Datum arg) {
   for (;;) {
     serve_pending(dboid);
     if (GetCurrentTimestamp() >= next_poll) {
-      poll_sequences();
+      catch_up(dboid, poll_sequences());
       next_poll = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::naptime_ms);
     }
     long wait_ms = serve_ahead(dboid);

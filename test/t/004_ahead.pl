@@ -48,7 +48,11 @@ my $log = slurp_file($node->logfile);
 my %made;
 $made{$1}++ while $log =~ /PHL02 created partition "public\.(herd_p\d+)"/g;
 is(scalar(grep { $made{$_} > 1 } keys %made), 0, 'no partition was created twice');
-is(scalar(keys %made), 11, 'eleven partitions for ids up to 10001, the last made ahead');
+# Ids up to 10001 need herd_p0 .. herd_p10000; the worker's headroom for the
+# traffic it saw may add a few more ahead, never past its cap (16).
+is(scalar(grep { $made{"herd_p${_}000"} } 0 .. 10), 11,
+  'every partition for ids up to 10001, the last made ahead');
+cmp_ok(scalar(keys %made), '<=', 11 + 16, 'and no more ahead than the cap allows');
 # How many appends still met a missing partition depends on how fast the
 # worker gets a core against eight clients; test/bench/ measures it.
 diag('herd: ' . $stat->('herd', q{format('requested %s, created ahead %s, appends that healed %s', ahead_requested, ahead_created, heals)}));
@@ -75,12 +79,16 @@ $node->safe_psql('postgres', q{
   SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}, {}, {}, {}, {}]');
 });
 $node->wait_for_log(qr/WARNING:  PHL04 create-ahead of partition 1 of relation \d+ dropped after 4 attempts: relation "shaky_p10" already exists/);
-is($stat->('shaky', 'ahead_requested, ahead_created, ahead_failed'), '1|0|1',
+# The worker's catch-up also tries the partition each poll round, with a
+# backoff; each failure is counted.
+is($stat->('shaky', 'ahead_requested, ahead_created, ahead_failed > 0'), '1|0|t',
   'the failed attempt is counted and dropped');
 $node->safe_psql('postgres', 'DROP TABLE shaky_p10');
 $node->safe_psql('postgres', q{SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}]')});
 is($node->safe_psql('postgres', 'SELECT count(*) FROM shaky'), '12', 'the heal landed the rows');
-is($stat->('shaky', 'heals'), '2', 'by a heal, as the warning said');
+# By a heal, as the warning said, unless the worker's catch-up (retrying
+# with a backoff) made the partition between the DROP and the append.
+like($stat->('shaky', 'heals'), qr/^[12]$/, 'by a heal, or by the catch-up');
 
 # The worker comes back by itself after it is terminated: the postmaster
 # restarts it, and its poll goes on.

@@ -1,0 +1,97 @@
+-- partheal 0.2: heal missing id-range partitions on append, inside the backend.
+\echo Use "CREATE EXTENSION partheal" to load this file. \quit
+
+-- First: refuse to install where the library was not preloaded, with a HINT
+-- that names the setting.
+CREATE FUNCTION @extschema@.partheal_require_preload() RETURNS void
+  LANGUAGE c AS 'MODULE_PATHNAME', 'partheal_require_preload';
+SELECT @extschema@.partheal_require_preload();
+
+-- One row per managed table. pg_dump dumps the rows with the extension.
+CREATE TABLE @extschema@.partheal_config (
+  parent         regclass PRIMARY KEY,
+  partition_size bigint   NOT NULL CHECK (partition_size > 0),
+  mark_percent   integer  DEFAULT 80 CHECK (mark_percent BETWEEN 1 AND 99)  -- NULL: no create-ahead
+);
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.partheal_config', '');
+REVOKE ALL ON @extschema@.partheal_config FROM PUBLIC;
+GRANT SELECT ON @extschema@.partheal_config TO PUBLIC;
+
+CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigint,
+                                            mark_percent integer DEFAULT 80,
+                                            nextval_default boolean DEFAULT false)
+  RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage';
+COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean) IS
+  'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it. '
+  'The next partition is created once ids reach mark_percent of the current one; NULL turns '
+  'create-ahead off for the table. nextval_default installs partheal_nextval as the id default, '
+  'so plain INSERT and COPY rows check the mark too';
+
+CREATE FUNCTION @extschema@.partheal_unmanage(parent regclass)
+  RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_unmanage';
+COMMENT ON FUNCTION @extschema@.partheal_unmanage(regclass) IS 'remove a table''s registration';
+
+CREATE FUNCTION @extschema@.partheal_append(parent regclass, rows jsonb)
+  RETURNS SETOF bigint LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_append';
+COMMENT ON FUNCTION @extschema@.partheal_append(regclass, jsonb) IS
+  'insert one JSON object or an array of objects, creating missing partitions; returns the ids';
+
+CREATE FUNCTION @extschema@.partheal_nextval(parent regclass, sequence regclass)
+  RETURNS bigint LANGUAGE c VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'partheal_nextval';
+COMMENT ON FUNCTION @extschema@.partheal_nextval(regclass, regclass) IS
+  'nextval of the table''s id sequence that also checks the create-ahead mark; the id default '
+  'installed by partheal_manage(..., nextval_default => true)';
+
+CREATE FUNCTION @extschema@.partheal_reserve(parent regclass, ids bigint)
+  RETURNS integer LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_reserve';
+COMMENT ON FUNCTION @extschema@.partheal_reserve(regclass, bigint) IS
+  'create every partition the next ids values of the table''s sequence need, before a COPY or '
+  'INSERT ... SELECT; returns the partitions created';
+
+-- Counters from shared memory, since the server started. Every registered
+-- table has a row; one not appended to since the start shows zeros.
+CREATE FUNCTION @extschema@.partheal_stats(
+    OUT parent regclass, OUT appends bigint, OUT rows_appended bigint, OUT heals bigint,
+    OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
+    OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz,
+    OUT headroom integer)
+  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
+-- Every operator qualified (coalesce is syntax): nothing on a reader's search_path
+-- can change what the view runs.
+CREATE VIEW @extschema@.partheal_stats AS
+  SELECT c.parent,
+         coalesce(s.appends, 0) AS appends,
+         coalesce(s.rows_appended, 0) AS rows_appended,
+         coalesce(s.heals, 0) AS heals,
+         coalesce(s.exhaustions, 0) AS exhaustions,
+         coalesce(s.ahead_requested, 0) AS ahead_requested,
+         coalesce(s.ahead_created, 0) AS ahead_created,
+         coalesce(s.ahead_failed, 0) AS ahead_failed,
+         s.watermark, s.last_heal, s.headroom
+    FROM @extschema@.partheal_config c
+    LEFT JOIN @extschema@.partheal_stats() s
+      ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
+COMMENT ON VIEW @extschema@.partheal_stats IS
+  'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
+  'the watermark (highest partition number attempted), the last heal, and the partitions the '
+  'worker keeps ahead of the sequence position (headroom)';
+GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;
+
+-- Internal: proves in tests that C++ exceptions become errors. Not for users.
+CREATE FUNCTION @extschema@.partheal_boundary_selftest(kind text)
+  RETURNS void LANGUAGE c STRICT AS 'MODULE_PATHNAME', 'partheal_boundary_selftest';
+REVOKE ALL ON FUNCTION @extschema@.partheal_boundary_selftest(text) FROM PUBLIC;
+
+-- A dropped table leaves no registration behind.
+CREATE FUNCTION @extschema@.partheal_forget_dropped() RETURNS event_trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  DELETE FROM @extschema@.partheal_config c
+   USING pg_event_trigger_dropped_objects() d
+   WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0
+     AND c.parent::oid = d.objid;
+END
+$$;
+REVOKE ALL ON FUNCTION @extschema@.partheal_forget_dropped() FROM PUBLIC;
+CREATE EVENT TRIGGER partheal_forget_dropped ON sql_drop
+  EXECUTE FUNCTION @extschema@.partheal_forget_dropped();
