@@ -1,0 +1,133 @@
+# Plain INSERT writers and the worker's sequence poll: a table that a burst
+# outran is caught up without a human, a quiet table keeps one partition
+# ahead, and the headroom grows with the traffic up to its cap. And a 0.1
+# database updated to 0.2 keeps working.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use IPC::Run;
+use Time::HiRes qw(time);
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PartHeal::new_node('plain');
+$node->append_conf('postgresql.conf',
+  "partheal.naptime = '200ms'\npartheal.max_ahead_partitions = 5\npartheal.ahead_seconds = '10s'\n");
+$node->restart;
+$node->safe_psql('postgres', 'CREATE EXTENSION partheal');
+my $sql = sub { $node->safe_psql('postgres', shift) };
+my $partitions = sub {
+  my ($t) = @_;
+  $sql->("SELECT string_agg(c.relname, ',' ORDER BY c.relname COLLATE \"C\") FROM pg_inherits i "
+    . "JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '$t'::regclass");
+};
+
+# A burst that outran creation: the sequence stands far past the last
+# partition, so every plain INSERT fails. The worker's next poll creates the
+# position's own partition and the one after its mark, and INSERTs land again.
+$sql->(q{
+  CREATE TABLE burst (id bigserial, v text) PARTITION BY RANGE (id);
+  CREATE TABLE burst_p0 PARTITION OF burst FOR VALUES FROM (0) TO (1000);
+  SELECT partheal_manage('burst', 1000);
+  INSERT INTO burst (v) VALUES ('first');
+});
+my ($ret, $out, $err) = $node->psql('postgres',
+  q{SELECT setval('burst_id_seq', 5000); INSERT INTO burst (v) VALUES ('x')});
+like($err, qr/no partition of relation "burst" found for row/,
+  'after the burst the next plain INSERT finds no partition');
+my $started = time;
+my $recovered = 0;
+for (1 .. 200) {
+  ($ret, $out, $err) = $node->psql('postgres', q{INSERT INTO burst (v) VALUES ('x')});
+  if ($ret == 0) { $recovered = 1; last; }
+  Time::HiRes::sleep(0.05);
+}
+my $took = time - $started;
+ok($recovered, 'a plain INSERT lands again with no human involved');
+cmp_ok($took, '<', 5, 'within a few naptimes (' . sprintf('%.2f s', $took) . ')');
+note(sprintf('recovery after the burst: %.2f s', $took));
+# The jump of 5,000 ids reads as a burst: the headroom goes to its cap, so
+# partitions above the position follow; the empty gap below it stays empty.
+like($partitions->('burst'), qr/^burst_p0,burst_p5000(,burst_p[6-9]000|,burst_p10000)*$/,
+  'the position\'s own partition was made first, and no gap below it');
+
+# A quiet table: one partition ahead once the mark is passed, no more. The
+# worker first sees the table at position 850, past partition 0's mark.
+$sql->(q{
+  CREATE TABLE quiet (id bigserial, v int) PARTITION BY RANGE (id);
+  CREATE TABLE quiet_p0 PARTITION OF quiet FOR VALUES FROM (0) TO (1000);
+  SELECT setval('quiet_id_seq', 850);
+  SELECT partheal_manage('quiet', 1000);
+});
+ok($node->poll_query_until('postgres',
+    q{SELECT count(*) = 2 FROM pg_inherits WHERE inhparent = 'quiet'::regclass}),
+  'past the mark: the next partition appears');
+# A row now and then, over a few polls: still one ahead.
+for (1 .. 5) {
+  $sql->(q{INSERT INTO quiet (v) VALUES (1)});
+  Time::HiRes::sleep(0.3);
+}
+is($partitions->('quiet'), 'quiet_p0,quiet_p1000', 'a quiet table keeps one partition ahead');
+is($sql->(q{SELECT headroom FROM partheal_stats WHERE parent = 'quiet'::regclass}), '1',
+  'its headroom is one');
+
+# Under load the headroom grows with the rate, and stops at the cap (5).
+$sql->(q{
+  CREATE TABLE busy (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('busy', 100);
+  SELECT partheal_append('busy', '{}');
+});
+my $script = "${PostgreSQL::Test::Utils::tmp_check}/busy.sql";
+open(my $fh, '>', $script) or die;
+print $fh q{SELECT count(*) FROM partheal_append('busy', '[{}, {}, {}, {}, {}, {}, {}, {}, {}, {}]');} . "\n";
+close $fh;
+IPC::Run::run(['pgbench', '-n', '-c', '2', '-j', '2', '-T', '3', '-f', $script,
+    $node->connstr('postgres')], '>', \$out, '2>', \$err) or diag($err);
+my $headroom = $sql->(q{SELECT headroom FROM partheal_stats WHERE parent = 'busy'::regclass});
+is($headroom, '5', 'after a burst of appends the headroom stands at the cap');
+# The worker catches up to it within a few rounds of four creations.
+my $ahead = q{SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+  WHERE i.inhparent = 'busy'::regclass
+    AND substring(c.relname from '^busy_p(\d+)$')::bigint > (SELECT max(id) / 100 * 100 FROM busy)};
+# Before the mark of the position's partition one fewer is needed ahead.
+ok($node->poll_query_until('postgres', "SELECT ($ahead) >= 4"), 'the worker fills the headroom');
+Time::HiRes::sleep(1);
+cmp_ok($sql->($ahead), '<=', 5, 'and makes no more than the cap ahead');
+note('busy: ' . $sql->(q{SELECT format('%s rows, %s partitions', (SELECT count(*) FROM busy),
+  (SELECT count(*) FROM pg_inherits WHERE inhparent = 'busy'::regclass))}));
+
+# partheal_nextval as the default: the mark of a plain INSERT asks at once.
+$sql->(q{
+  CREATE TABLE exact (id bigserial, v int) PARTITION BY RANGE (id);
+  CREATE TABLE exact_p0 PARTITION OF exact FOR VALUES FROM (0) TO (1000);
+  SELECT partheal_manage('exact', 1000, 80, nextval_default => true);
+  INSERT INTO exact (v) SELECT g FROM generate_series(1, 800) g;
+});
+is($sql->(q{SELECT ahead_requested FROM partheal_stats WHERE parent = 'exact'::regclass}), '1',
+  'the plain INSERT that drew the mark id queued the next partition');
+
+# A database on 0.1 with a managed table, updated to 0.2.
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql('old', q{
+  CREATE EXTENSION partheal VERSION '0.1';
+  CREATE TABLE m (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('m', 10);
+  SELECT partheal_append('m', '[{"v": 1}, {"v": 2}]');
+});
+$node->safe_psql('old', 'ALTER EXTENSION partheal UPDATE');
+is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
+  '0.2', 'ALTER EXTENSION partheal UPDATE reaches 0.2');
+is($node->safe_psql('old', q{SELECT count(*) FROM partheal_append('m', '[{"v": 3}, {"v": 4}, {"v": 5}]')}),
+  '3', 'the managed table keeps taking appends');
+is($node->safe_psql('old', q{SELECT parent, appends FROM partheal_stats}), 'm|2',
+  'partheal_stats keeps its rows');
+$node->safe_psql('old', q{SELECT partheal_manage('m', 10, 80, nextval_default => true)});
+# Ids 6 to 8 fit partition 0; id 8 is its mark, which queues partition 1.
+$node->safe_psql('old', 'INSERT INTO m (v) SELECT g FROM generate_series(1, 3) g');
+ok($node->poll_query_until('old', q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'm_p10'}),
+  'and 0.2\'s partheal_nextval default works on it: its mark made the next partition');
+
+$node->stop;
+done_testing();
