@@ -69,6 +69,9 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size) {
   Relation rel = pg::open_existing(relid, AccessShareLock);
   manage::TableShape shape = manage::describe(rel);
   Plan plan;
+  // Decided under the advisory lock, so it must see every partition
+  // committed so far, not a cached view that missed one (heal/bounds.hpp).
+  refresh_partitions(rel);
   if (!routes(rel, id)) {
     plan.needed = true;
     plan.schema = shape.schema;

@@ -133,6 +133,102 @@ pgbench_c -n -c 2 -j 2 -t 25000 -f "$work/burst_pm.sql" >/dev/null 2>&1 || true
 burst_pm_failed=$(psql_b -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM burst_pm_failures")
 burst_pm_rows=$(psql_b -c "SELECT count(*) FROM burst_pm")
 
+say "plain writers: bursts of 50,000 plain INSERTs (2 clients), recovery, COPY, prepared INSERT"
+# Each insert goes through a function that counts a routing failure instead
+# of stopping the client, as pgbench would.
+psql_b >/dev/null <<'SQL'
+CREATE FUNCTION counted_insert(t regclass, failures regclass) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('INSERT INTO %s (body) VALUES (''x'')', t);
+EXCEPTION WHEN check_violation THEN
+  PERFORM nextval(failures);
+END $$;
+SQL
+# burst NAME SIZE KIND: KIND is nextval (partheal_nextval default), poll
+# (the worker's sequence poll alone) or partman (premake 4, no DEFAULT).
+burst() {
+  local name=$1 size=$2 kind=$3
+  if [ "$kind" = partman ]; then
+    psql_b >/dev/null <<SQL
+CREATE TABLE $name (id bigserial, body text) PARTITION BY RANGE (id);
+SELECT partman.create_parent('public.$name', 'id', 'native', '$size', p_premake := 4);
+DROP TABLE ${name}_default;
+SQL
+  else
+    psql_b >/dev/null <<SQL
+CREATE TABLE $name (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE ${name}_p0 PARTITION OF $name FOR VALUES FROM (0) TO ($size);
+SELECT partheal_manage('$name', $size, 80, nextval_default => $([ "$kind" = nextval ] && echo true || echo false));
+SQL
+  fi
+  psql_b -c "CREATE SEQUENCE ${name}_failures" >/dev/null
+  echo "SELECT counted_insert('$name', '${name}_failures');" > "$work/$name.sql"
+  chown postgres "$work/$name.sql"
+  pgbench_c -n -c 2 -j 2 -t 25000 -f "$work/$name.sql" >/dev/null 2>&1 || true
+  psql_b -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${name}_failures"
+}
+for size in 1000 10000; do
+  pw_nextval[$size]=$(burst "pw_nextval_$size" $size nextval)
+  pw_poll[$size]=$(burst "pw_poll_$size" $size poll)
+  pw_partman[$size]=$(burst "pw_partman_$size" $size partman)
+done
+
+# Recovery: the position jumps 50 partitions past the last one, as after a
+# burst that outran creation; how long until a plain INSERT lands again.
+psql_b >/dev/null <<'SQL'
+CREATE TABLE recover (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE recover_p0 PARTITION OF recover FOR VALUES FROM (0) TO (1000);
+SELECT partheal_manage('recover', 1000);
+INSERT INTO recover (body) VALUES ('x');
+SQL
+sleep 2
+psql_b -c "SELECT setval('recover_id_seq', 50500)" >/dev/null
+t0=$(date +%s.%N)
+until psql_b -c "INSERT INTO recover (body) VALUES ('x')" >/dev/null 2>&1; do sleep 0.01; done
+recovery_ms=$(awk "BEGIN{printf \"%.0f\", ($(date +%s.%N) - $t0) * 1000}")
+
+# COPY of 1,000,000 rows at size 10,000: after partheal_reserve, against
+# the same COPY into partitions made beforehand.
+psql_b >/dev/null <<'SQL'
+CREATE TABLE copy_ph (id bigserial, body text) PARTITION BY RANGE (id);
+SELECT partheal_manage('copy_ph', 10000);
+CREATE TABLE copy_pre (id bigserial, body text) PARTITION BY RANGE (id);
+SELECT format('CREATE TABLE copy_pre_p%s PARTITION OF copy_pre FOR VALUES FROM (%s) TO (%s)',
+              n * 10000, n * 10000, (n + 1) * 10000)
+  FROM generate_series(0, 100) n \gexec
+SQL
+ms() { awk "BEGIN{printf \"%.0f\", ($2 - $1) * 1000}"; }
+t0=$(date +%s.%N)
+reserved=$(psql_b -c "SELECT partheal_reserve('copy_ph', 1000000)")
+t1=$(date +%s.%N)
+psql_b -c "COPY copy_ph (body) FROM PROGRAM 'seq 1 1000000'" >/dev/null || true
+t2=$(date +%s.%N)
+psql_b -c "COPY copy_pre (body) FROM PROGRAM 'seq 1 1000000'" >/dev/null
+t3=$(date +%s.%N)
+reserve_ms=$(ms "$t0" "$t1"); copy_ph_ms=$(ms "$t1" "$t2"); copy_pre_ms=$(ms "$t2" "$t3")
+copy_rows=$(psql_b -c "SELECT count(*) FROM copy_ph")
+
+# Prepared single-row INSERT: partheal_nextval as the default against plain
+# nextval, same table shape, alternating rounds.
+psql_b >/dev/null <<'SQL'
+CREATE TABLE prep_nv (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE prep_nv_p0 PARTITION OF prep_nv FOR VALUES FROM (0) TO (1000000000);
+CREATE TABLE prep_ph (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE prep_ph_p0 PARTITION OF prep_ph FOR VALUES FROM (0) TO (1000000000);
+SELECT partheal_manage('prep_ph', 1000000000, 80, nextval_default => true);
+SQL
+echo "INSERT INTO prep_nv (body) VALUES ('x');" > "$work/prep_nv.sql"
+echo "INSERT INTO prep_ph (body) VALUES ('x');" > "$work/prep_ph.sql"
+chown postgres "$work"/prep_*.sql
+tps_prepared() { pgbench_c -n -M prepared -c 2 -j 2 -T "$seconds" -f "$1" | sed -n 's/^tps = \([0-9]*\).*/\1/p'; }
+nv_runs=(); ph_runs=()
+for r in $(seq "$rounds"); do
+  nv_runs+=("$(tps_prepared "$work/prep_nv.sql")")
+  ph_runs+=("$(tps_prepared "$work/prep_ph.sql")")
+  echo "round $r: nextval ${nv_runs[-1]} tps, partheal_nextval ${ph_runs[-1]} tps"
+done
+prep_nv=$(median "${nv_runs[@]}"); prep_ph=$(median "${ph_runs[@]}")
+
 say "instructions: 2000 single-row appends vs 2000 INSERT ... RETURNING id, callgrind, single-user backend"
 # Instruction counts do not move with the machine's load, unlike tps.
 cg="$work/callgrind"
@@ -147,6 +243,9 @@ CREATE TABLE plain_t_p0 PARTITION OF plain_t FOR VALUES FROM (0) TO (100000000);
 CREATE TABLE heal_t (id bigserial, body text) PARTITION BY RANGE (id);
 CREATE TABLE heal_t_p0 PARTITION OF heal_t FOR VALUES FROM (0) TO (100000000);
 SELECT partheal_manage('heal_t', 100000000);
+CREATE TABLE nv_t (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE nv_t_p0 PARTITION OF nv_t FOR VALUES FROM (0) TO (100000000);
+SELECT partheal_manage('nv_t', 100000000, 80, true);
 SQL
 instructions() {
   as_pg valgrind --tool=callgrind --callgrind-out-file=/dev/null postgres --single -D "$cg/data" postgres \
@@ -155,12 +254,18 @@ instructions() {
 for n in 0 2000; do
   for i in $(seq "$n"); do echo "SELECT partheal_append('heal_t', '{\"body\": \"x\"}');"; done > "$cg/app$n.sql"
   for i in $(seq "$n"); do echo "INSERT INTO plain_t (body) VALUES ('x') RETURNING id;"; done > "$cg/ins$n.sql"
+  for i in $(seq "$n"); do echo "INSERT INTO plain_t (body) VALUES ('x');"; done > "$cg/pins$n.sql"
+  for i in $(seq "$n"); do echo "INSERT INTO nv_t (body) VALUES ('x');"; done > "$cg/nv$n.sql"
 done
 chown postgres "$cg"/*.sql
 base=$(instructions "$cg/app0.sql")
 cg_app=$(( ($(instructions "$cg/app2000.sql") - base) / 2000 ))
 base=$(instructions "$cg/ins0.sql")
 cg_ins=$(( ($(instructions "$cg/ins2000.sql") - base) / 2000 ))
+base=$(instructions "$cg/pins0.sql")
+cg_pins=$(( ($(instructions "$cg/pins2000.sql") - base) / 2000 ))
+base=$(instructions "$cg/nv0.sql")
+cg_nv=$(( ($(instructions "$cg/nv2000.sql") - base) / 2000 ))
 
 say "results"
 printf '%-58s %14s %14s %8s\n' "measure" "partheal" "plain PG" "ratio"
@@ -181,3 +286,17 @@ printf '%-58s %14s %14s %8s\n' "8 writers, 20 boundaries: partitions / DDL (late
 printf '%-58s %14s %14s %8s\n' "burst, 50,000 inserts: failed (partheal vs pg_partman 4.7)" \
   "$(( 50000 - ${burst_ph_done:-0} ))" "$burst_pm_failed" "-"
 printf '%-58s %14s %14s %8s\n' "burst, rows landed" "$burst_ph_rows" "$burst_pm_rows" "-"
+for size in 1000 10000; do
+  printf '%-58s %14s %14s %8s\n' "plain INSERT burst, size $size, failed: nextval default / partman" \
+    "${pw_nextval[$size]}" "${pw_partman[$size]}" "-"
+  printf '%-58s %14s %14s %8s\n' "plain INSERT burst, size $size, failed: poll alone / partman" \
+    "${pw_poll[$size]}" "${pw_partman[$size]}" "-"
+done
+printf '%-58s %14s %14s %8s\n' "recovery: a plain INSERT lands again after a burst" "$recovery_ms ms" "-" "-"
+printf '%-58s %14s %14s %8s\n' "COPY 1,000,000 rows, size 10,000 (reserve: $reserved parts, $reserve_ms ms)" \
+  "$copy_ph_ms ms" "$copy_pre_ms ms" "$(awk "BEGIN{printf \"%.3f\", $copy_ph_ms/$copy_pre_ms}")"
+printf '%-58s %14s %14s %8s\n' "COPY rows landed after partheal_reserve" "$copy_rows" "1000000" "-"
+printf '%-58s %14s %14s %8s\n' "prepared INSERT tps: partheal_nextval / nextval default" "$prep_ph" "$prep_nv" \
+  "$(awk "BEGIN{printf \"%.3f\", $prep_ph/$prep_nv}")"
+printf '%-58s %14s %14s %8s\n' "instructions per INSERT: partheal_nextval / nextval" "$cg_nv" "$cg_pins" \
+  "$(awk "BEGIN{printf \"%.3f\", $cg_nv/$cg_pins}")"
