@@ -19,6 +19,7 @@
 #include "manage/registry.hpp"
 #include "settings.hpp"
 #include "pg/boundary.hpp"
+#include "pg/relation.hpp"
 #include "pg/subxact.hpp"
 #include "worker/shared.hpp"
 
@@ -61,7 +62,11 @@ void copy_text(char* dst, const std::string& src, size_t size) {
   strlcpy(dst, src.c_str(), size);
 }
 
-Answer create_in_own_transaction(Oid relid, int64 id, int64 partition_size) {
+// Runs `ensure` (which ends in heal::ensure_covering) in a transaction of
+// the worker's own, committed at once; a failure is logged as PHL03 and
+// answered, never thrown.
+template <typename Ensure>
+Answer in_own_transaction(Oid relid, int64 id, Ensure&& ensure) {
   Answer answer;
   try {
     pg::guard([] {
@@ -70,7 +75,7 @@ Answer create_in_own_transaction(Oid relid, int64 id, int64 partition_size) {
       PushActiveSnapshot(GetTransactionSnapshot());
       pgstat_report_activity(STATE_RUNNING, "partheal: creating a partition");
     });
-    heal::Ensured ensured = heal::ensure_covering(relid, id, partition_size);
+    heal::Ensured ensured = ensure();
     pg::guard([] {
       PopActiveSnapshot();
       CommitTransactionCommand();
@@ -96,6 +101,11 @@ Answer create_in_own_transaction(Oid relid, int64 id, int64 partition_size) {
     pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
   }
   return answer;
+}
+
+Answer create_in_own_transaction(Oid relid, int64 id, int64 partition_size) {
+  return in_own_transaction(relid, id,
+                            [&] { return heal::ensure_covering(relid, id, partition_size); });
 }
 
 void serve_pending(Oid dboid) {
@@ -199,19 +209,23 @@ bool sequence_position(Oid sequence, int64* value) {
 // Writers that never call partheal_append draw ids through the column
 // default, so no append sees their mark: the sequence position stands in.
 // Whatever the position, every partition from its own up to the headroom
-// must exist; a table that fell behind (a burst outran creation) is caught
-// up here, current partition first.
-struct Need {
+// must exist. A table that fell behind (a burst outran creation) is caught
+// up here, current partition first, re-reading the position before each
+// creation: failed inserts burn ids fast, and a partition for a position
+// already passed helps no one.
+struct Watched {
   Oid relid;
-  int64 first_id;  // of the missing partition
+  Oid sequence;
   int64 size;
+  int mark_percent;
+  int64 key_max;
+  int headroom;
 };
 
-// A round creates at most this many partitions per table, so one table far
-// behind cannot starve the others; the next round goes on.
-constexpr int kCreatesPerTableRound = 4;
 constexpr long kFirstRetryMs = 1000;
 constexpr long kMaxRetryMs = 60000;
+// After a round that had to create partitions the next poll comes this soon.
+constexpr long kBehindPollMs = 100;
 
 struct TableWatch {
   ahead::Traffic traffic;
@@ -225,7 +239,7 @@ std::unordered_map<Oid, TableWatch>& watches() {
   return *w;
 }
 
-void poll_one(Oid relid, std::vector<Need>& needs) {
+void poll_one(Oid relid, std::vector<Watched>& watched) {
   bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
   if (!locked) return;  // busy with DDL: next round
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
@@ -242,15 +256,8 @@ void poll_one(Oid relid, std::vector<Need>& needs) {
     ahead::with_state(relid, [&](ahead::TableState& s) {
       pg_atomic_write_u32(&s.headroom, static_cast<uint32>(headroom));
     });
-    ahead::Span span = ahead::needed(position, size, table->config.mark_percent, headroom);
-    int wanted = 0;
-    for (int64 n = span.first; n <= span.last && wanted < kCreatesPerTableRound; ++n) {
-      int64 first = 0;
-      if (!heal::first_id_of(n, size, table->shape.key_max, &first)) break;
-      if (heal::routes(rel, first)) continue;
-      needs.push_back(Need{relid, first, size});
-      ++wanted;
-    }
+    watched.push_back(Watched{relid, table->shape.sequence, size, table->config.mark_percent,
+                              table->shape.key_max, headroom});
   }
   pg::guard([&] { relation_close(rel, NoLock); });
 }
@@ -259,15 +266,16 @@ void log_poll_error(Oid relid, const PgError& e) {
   TableWatch& watch = watches()[relid];
   if (watch.last_error == e.what()) return;
   watch.last_error = e.what();
-  std::string line = fmt::format("{} sequence poll of relation {} failed: {}",
-                                 errors::kLogCreateFailed, relid, e.what());
+  std::string line =
+      fmt::format("{} sequence poll of relation {} failed: {}", errors::kLogCreateFailed, relid,
+                  e.what());
   const char* text = line.c_str();
   int code = e.sqlerrcode();
   pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
 }
 
-std::vector<Need> poll_sequences() {
-  std::vector<Need> needs;
+std::vector<Watched> poll_sequences() {
+  std::vector<Watched> watched;
   pg::guard([] {
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
@@ -289,7 +297,7 @@ std::vector<Need> poll_sequences() {
       // Each table in a subtransaction of its own: one table that no longer
       // fits throws here without stopping the others.
       try {
-        pg::in_subtransaction([&] { poll_one(relid, needs); });
+        pg::in_subtransaction([&] { poll_one(relid, watched); });
         watches()[relid].last_error.clear();
       } catch (const PgError& e) {
         log_poll_error(relid, e);
@@ -306,32 +314,69 @@ std::vector<Need> poll_sequences() {
     std::string line = fmt::format("partheal worker: sequence poll failed: {}", e.what());
     const char* text = line.c_str();
     pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
-    needs.clear();
+    watched.clear();
   }
-  return needs;
+  return watched;
 }
 
-// Creates what the poll found missing, each partition in a transaction of
-// its own, serving the appenders' heal requests before each one.
-void catch_up(Oid dboid, const std::vector<Need>& needs) {
-  for (const Need& need : needs) {
-    TableWatch& watch = watches()[need.relid];
-    TimestampTz now = GetCurrentTimestamp();
-    if (watch.retry_at > now) continue;
-    serve_pending(dboid);
-    Answer answer = create_in_own_transaction(need.relid, need.first_id, need.size);
-    if (answer.sqlerrcode == 0) {
-      watch.retry_ms = 0;
-      if (answer.partition[0] != '\0')
-        ahead::with_state(need.relid, [](ahead::TableState& s) { ahead::count(s.ahead_created); });
-      continue;
-    }
-    // PHL03 is logged; back off so a table that cannot be extended (a lock
-    // held for long, no CREATE privilege) is not retried every naptime.
-    watch.retry_ms = watch.retry_ms == 0 ? kFirstRetryMs : Min(watch.retry_ms * 2, kMaxRetryMs);
-    watch.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), watch.retry_ms);
-    ahead::with_state(need.relid, [](ahead::TableState& s) { ahead::count(s.ahead_failed); });
+// Inside the worker's transaction: the first partition the table's position
+// needs that is missing, made through ensure_covering. Empty when none is.
+heal::Ensured ensure_next_needed(const Watched& w) {
+  int64 position = 0;
+  if (!sequence_position(w.sequence, &position)) return {};
+  ahead::Span span = ahead::needed(position, w.size, w.mark_percent, w.headroom);
+  Relation rel = pg::open_existing(w.relid, AccessShareLock);
+  heal::refresh_partitions(rel);
+  int64 missing_id = 0;
+  bool missing = false;
+  for (int64 n = span.first; n <= span.last && !missing; ++n) {
+    int64 first = 0;
+    if (!heal::first_id_of(n, w.size, w.key_max, &first)) break;
+    missing = !heal::routes(rel, first);
+    missing_id = first;
   }
+  pg::guard([&] { relation_close(rel, NoLock); });
+  if (!missing) return {};
+  return heal::ensure_covering(w.relid, missing_id, w.size);
+}
+
+// Creates what the positions need, one partition per table in turn, each in
+// a transaction of its own, serving the appenders' heal requests before
+// each. A table gets at most its headroom plus one creations a round, so one
+// table far behind cannot starve the others. True when anything was made.
+bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
+  std::vector<int> budget;
+  for (const Watched& w : watched) budget.push_back(w.headroom + 1);
+  bool made_any = false;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < watched.size(); ++i) {
+      const Watched& w = watched[i];
+      TableWatch& watch = watches()[w.relid];
+      if (budget[i] == 0 || watch.retry_at > GetCurrentTimestamp()) continue;
+      serve_pending(dboid);
+      Answer answer = in_own_transaction(w.relid, 0, [&] { return ensure_next_needed(w); });
+      if (answer.sqlerrcode != 0) {
+        // PHL03 is logged; back off so a table that cannot be extended (a
+        // lock held for long, no CREATE privilege) is not retried every round.
+        watch.retry_ms = watch.retry_ms == 0 ? kFirstRetryMs : Min(watch.retry_ms * 2, kMaxRetryMs);
+        watch.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), watch.retry_ms);
+        ahead::with_state(w.relid, [](ahead::TableState& s) { ahead::count(s.ahead_failed); });
+        budget[i] = 0;
+        continue;
+      }
+      watch.retry_ms = 0;
+      if (answer.partition[0] == '\0') {
+        budget[i] = 0;  // nothing missing
+        continue;
+      }
+      ahead::with_state(w.relid, [](ahead::TableState& s) { ahead::count(s.ahead_created); });
+      --budget[i];
+      progress = true;
+      made_any = true;
+    }
+  }
+  return made_any;
 }
 
 bool being_dropped(Oid dboid) {
@@ -410,8 +455,10 @@ void worker_body(Datum arg) {
   for (;;) {
     serve_pending(dboid);
     if (GetCurrentTimestamp() >= next_poll) {
-      catch_up(dboid, poll_sequences());
-      next_poll = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::naptime_ms);
+      bool behind = catch_up(dboid, poll_sequences());
+      next_poll = TimestampTzPlusMilliseconds(
+          GetCurrentTimestamp(), behind ? Min(kBehindPollMs, settings::naptime_ms)
+                                        : settings::naptime_ms);
     }
     long wait_ms = serve_ahead(dboid);
     wait_ms = Min(wait_ms, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_poll));
