@@ -135,7 +135,7 @@ void serve_pending(Oid dboid) {
 
 // Serves the create-ahead attempts that are due; returns how long until the
 // next one is (or naptime if none waits).
-long serve_ahead(Oid dboid) {
+long serve_ahead(Oid dboid, bool* served) {
   Shared& s = shared();
   long next_ms = settings::naptime_ms;
   for (AheadSlot& slot : s.ahead) {
@@ -156,6 +156,7 @@ long serve_ahead(Oid dboid) {
     bool done = true;
     // No state: the table was unmanaged since; the attempt is dropped.
     if (size > 0 && heal::first_id_of(mine.partition, size, PG_INT64_MAX, &first)) {
+      *served = true;
       Answer answer = create_in_own_transaction(mine.relid, first, size);
       if (answer.sqlerrcode == 0) {
         if (answer.partition[0] != '\0')
@@ -266,9 +267,8 @@ void log_poll_error(Oid relid, const PgError& e) {
   TableWatch& watch = watches()[relid];
   if (watch.last_error == e.what()) return;
   watch.last_error = e.what();
-  std::string line =
-      fmt::format("{} sequence poll of relation {} failed: {}", errors::kLogCreateFailed, relid,
-                  e.what());
+  std::string line = fmt::format("{} sequence poll of relation {} failed: {}",
+                                 errors::kLogCreateFailed, relid, e.what());
   const char* text = line.c_str();
   int code = e.sqlerrcode();
   pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
@@ -457,10 +457,15 @@ void worker_body(Datum arg) {
     if (GetCurrentTimestamp() >= next_poll) {
       bool behind = catch_up(dboid, poll_sequences());
       next_poll = TimestampTzPlusMilliseconds(
-          GetCurrentTimestamp(), behind ? Min(kBehindPollMs, settings::naptime_ms)
-                                        : settings::naptime_ms);
+          GetCurrentTimestamp(),
+          behind ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
     }
-    long wait_ms = serve_ahead(dboid);
+    bool served = false;
+    long wait_ms = serve_ahead(dboid, &served);
+    // A mark was reached: traffic is flowing, and the poll that measures its
+    // rate (and so the headroom) should not wait a whole naptime.
+    if (served)
+      next_poll = Min(next_poll, TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kBehindPollMs));
     wait_ms = Min(wait_ms, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_poll));
     pg::guard([&] {
       (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Max(wait_ms, 1L),
