@@ -322,10 +322,19 @@ std::vector<Watched> poll_sequences() {
 // Inside the worker's transaction: the first partition the table's position
 // needs that is missing, made through ensure_covering. Empty when none is.
 heal::Ensured ensure_next_needed(const Watched& w) {
+  // The table before its sequence, as DROP TABLE locks them, and never
+  // waiting: a DROP or other DDL under way goes first, the catch-up retries
+  // next round. (Reading the sequence first deadlocked with DROP TABLE.)
+  bool locked = pg::guard([&] { return ConditionalLockRelationOid(w.relid, AccessShareLock); });
+  if (!locked) return {};
+  Relation rel = pg::guard([&] { return try_relation_open(w.relid, NoLock); });
+  if (rel == nullptr) return {};
   int64 position = 0;
-  if (!sequence_position(w.sequence, &position)) return {};
+  if (!sequence_position(w.sequence, &position)) {
+    pg::guard([&] { relation_close(rel, NoLock); });
+    return {};
+  }
   ahead::Span span = ahead::needed(position, w.size, w.mark_percent, w.headroom);
-  Relation rel = pg::open_existing(w.relid, AccessShareLock);
   heal::refresh_partitions(rel);
   int64 missing_id = 0;
   bool missing = false;
