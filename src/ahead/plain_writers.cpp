@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ahead/mark.hpp"
+#include "ahead/sequence.hpp"
 #include "heal/bounds.hpp"
 #include "heal/heal_loop.hpp"
 #include "heal/partition_math.hpp"
@@ -17,16 +18,12 @@
 #include "settings.hpp"
 
 extern "C" {
-#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/xact.h"
-#include "catalog/pg_sequence.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
-#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
 #include "tcop/utility.h"
 }
 
@@ -52,36 +49,6 @@ bool may_insert(Oid relid) {
 
 [[noreturn]] void null_argument(const char* name, const char* signature) {
   pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, fmt::format("{} must not be NULL", name), {}, signature);
-}
-
-struct SequenceState {
-  int64 next;  // the value the next nextval returns
-  int64 increment;
-};
-
-// Where the sequence stands, without drawing from it: sequence state only.
-SequenceState sequence_state(Oid sequence) {
-  SequenceState out{0, 1};
-  bool called = false;
-  int64 last = 0;
-  pg::guard([&] {
-    // pg_sequence_last_value checks SELECT or USAGE on the sequence.
-    LOCAL_FCINFO(fcinfo, 1);
-    InitFunctionCallInfoData(*fcinfo, nullptr, 1, InvalidOid, nullptr, nullptr);
-    fcinfo->args[0].value = ObjectIdGetDatum(sequence);
-    fcinfo->args[0].isnull = false;
-    Datum d = pg_sequence_last_value(fcinfo);
-    called = !fcinfo->isnull;
-    if (called) last = DatumGetInt64(d);
-    HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(sequence));
-    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for sequence %u", sequence);
-    auto* form = reinterpret_cast<Form_pg_sequence>(GETSTRUCT(tuple));
-    out.increment = form->seqincrement;
-    out.next = called ? last : form->seqstart;
-    ReleaseSysCache(tuple);
-  });
-  if (called) out.next = last + out.increment;  // may pass the type's range: clipped later
-  return out;
 }
 
 // Partitions a single call may create: an owner's bulk load, bounded so that
@@ -155,13 +122,13 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
              "Register it first: SELECT partheal_manage('table', partition_size).");
   const manage::TableShape& shape = table->shape;
   const int64 size = table->config.partition_size;
-  ahead::SequenceState seq = ahead::sequence_state(shape.sequence);
+  ahead::SequencePosition seq = ahead::read_sequence(shape.sequence);
   if (seq.increment < 0)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("the id sequence of \"{}\" descends", shape.name), {},
              "partheal_reserve covers ascending sequences only.");
   // The ids the next `count` draws return, clipped to the key type.
-  __int128 first = seq.next;
+  __int128 first = static_cast<__int128>(seq.last) + seq.increment;
   __int128 last = first + static_cast<__int128>(count - 1) * seq.increment;
   if (first > shape.key_max) return Int32GetDatum(0);
   if (last > shape.key_max) last = shape.key_max;

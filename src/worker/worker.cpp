@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "ahead/headroom.hpp"
 #include "ahead/mark.hpp"
+#include "ahead/sequence.hpp"
 #include "ahead/table_state.hpp"
 #include "heal/bounds.hpp"
 #include "heal/ensure_covering.hpp"
@@ -192,21 +193,6 @@ long serve_ahead(Oid dboid, bool* served) {
   return next_ms;
 }
 
-// The last value drawn from the table's sequence; false if none was drawn.
-// Reads sequence state only: no table scan, no query per row.
-bool sequence_position(Oid sequence, int64* value) {
-  return pg::guard([&] {
-    LOCAL_FCINFO(fcinfo, 1);
-    InitFunctionCallInfoData(*fcinfo, nullptr, 1, InvalidOid, nullptr, nullptr);
-    fcinfo->args[0].value = ObjectIdGetDatum(sequence);
-    fcinfo->args[0].isnull = false;
-    Datum d = pg_sequence_last_value(fcinfo);
-    if (fcinfo->isnull) return false;
-    *value = DatumGetInt64(d);
-    return true;
-  });
-}
-
 // Writers that never call partheal_append draw ids through the column
 // default, so no append sees their mark: the sequence position stands in.
 // Whatever the position, every partition from its own up to the headroom
@@ -246,12 +232,13 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
   if (rel == nullptr) return;
   manage::TablePtr table = manage::lookup(rel);
-  int64 position = 0;
-  if (table != nullptr && table->config.mark_percent > 0 &&
-      sequence_position(table->shape.sequence, &position)) {
+  if (table != nullptr && table->config.mark_percent > 0) {
+    ahead::SequencePosition seq = ahead::read_sequence(table->shape.sequence);
     const int64 size = table->config.partition_size;
     TableWatch& watch = watches()[relid];
-    ahead::observe(watch.traffic, position, GetCurrentTimestamp() / 1000);
+    // Observed before the first draw too, so the first burst's rate is
+    // known at the first poll that sees it, not one poll later.
+    ahead::observe(watch.traffic, seq.last, GetCurrentTimestamp() / 1000);
     int headroom = ahead::headroom(watch.traffic, size, settings::ahead_seconds,
                                    settings::max_ahead_partitions);
     ahead::with_state(relid, [&](ahead::TableState& s) {
@@ -329,12 +316,12 @@ heal::Ensured ensure_next_needed(const Watched& w) {
   if (!locked) return {};
   Relation rel = pg::guard([&] { return try_relation_open(w.relid, NoLock); });
   if (rel == nullptr) return {};
-  int64 position = 0;
-  if (!sequence_position(w.sequence, &position)) {
+  ahead::SequencePosition seq = ahead::read_sequence(w.sequence);
+  if (!seq.drawn) {
     pg::guard([&] { relation_close(rel, NoLock); });
     return {};
   }
-  ahead::Span span = ahead::needed(position, w.size, w.mark_percent, w.headroom);
+  ahead::Span span = ahead::needed(seq.last, w.size, w.mark_percent, w.headroom);
   heal::refresh_partitions(rel);
   int64 missing_id = 0;
   bool missing = false;
