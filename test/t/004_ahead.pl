@@ -81,7 +81,9 @@ $node->safe_psql('postgres', q{
 $node->wait_for_log(qr/WARNING:  PHL04 create-ahead of partition 1 of relation \d+ dropped after 4 attempts: relation "shaky_p10" already exists/);
 # The worker's catch-up also tries the partition each poll round, with a
 # backoff; each failure is counted.
-is($stat->('shaky', 'ahead_requested, ahead_created, ahead_failed > 0'), '1|0|t',
+# (Partition 0 may come from the heal or from the catch-up, whichever is
+# first: ahead_created is not asserted.)
+is($stat->('shaky', 'ahead_requested, ahead_failed > 0'), '1|t',
   'the failed attempt is counted and dropped');
 $node->safe_psql('postgres', 'DROP TABLE shaky_p10');
 $node->safe_psql('postgres', q{SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}]')});
