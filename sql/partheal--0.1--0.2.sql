@@ -5,7 +5,7 @@
 DROP FUNCTION @extschema@.partheal_manage(regclass, bigint, integer);
 CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigint,
                                             mark_percent integer DEFAULT 80,
-                                            nextval_default boolean DEFAULT false)
+                                            nextval_default boolean DEFAULT NULL)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage';
 COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean) IS
   'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it. '
@@ -25,11 +25,9 @@ COMMENT ON FUNCTION @extschema@.partheal_reserve(regclass, bigint) IS
   'create every partition the next ids values of the table''s sequence need, before a COPY or '
   'INSERT ... SELECT; returns the partitions created';
 
-DROP VIEW @extschema@.partheal_stats;
-DROP FUNCTION @extschema@.partheal_stats();
 -- Counters from shared memory, since the server started. Every registered
 -- table has a row; one not appended to since the start shows zeros.
-CREATE FUNCTION @extschema@.partheal_stats(
+CREATE FUNCTION @extschema@.partheal_table_stats(
     OUT parent regclass, OUT appends bigint, OUT rows_appended bigint, OUT heals bigint,
     OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
     OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz,
@@ -37,7 +35,9 @@ CREATE FUNCTION @extschema@.partheal_stats(
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
 -- Every operator qualified (coalesce is syntax): nothing on a reader's search_path
 -- can change what the view runs.
-CREATE VIEW @extschema@.partheal_stats AS
+-- Replaced in place, headroom added last, so views built on it and its
+-- grants stay; then the old function goes.
+CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
   SELECT c.parent,
          coalesce(s.appends, 0) AS appends,
          coalesce(s.rows_appended, 0) AS rows_appended,
@@ -48,11 +48,11 @@ CREATE VIEW @extschema@.partheal_stats AS
          coalesce(s.ahead_failed, 0) AS ahead_failed,
          s.watermark, s.last_heal, s.headroom
     FROM @extschema@.partheal_config c
-    LEFT JOIN @extschema@.partheal_stats() s
+    LEFT JOIN @extschema@.partheal_table_stats() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
   'the watermark (highest partition number attempted), the last heal, and the partitions the '
   'worker keeps ahead of the sequence position (headroom)';
-GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;
+DROP FUNCTION @extschema@.partheal_stats();
 

@@ -19,7 +19,7 @@ GRANT SELECT ON @extschema@.partheal_config TO PUBLIC;
 
 CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigint,
                                             mark_percent integer DEFAULT 80,
-                                            nextval_default boolean DEFAULT false)
+                                            nextval_default boolean DEFAULT NULL)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage';
 COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean) IS
   'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it. '
@@ -50,7 +50,7 @@ COMMENT ON FUNCTION @extschema@.partheal_reserve(regclass, bigint) IS
 
 -- Counters from shared memory, since the server started. Every registered
 -- table has a row; one not appended to since the start shows zeros.
-CREATE FUNCTION @extschema@.partheal_stats(
+CREATE FUNCTION @extschema@.partheal_table_stats(
     OUT parent regclass, OUT appends bigint, OUT rows_appended bigint, OUT heals bigint,
     OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
     OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz,
@@ -69,7 +69,7 @@ CREATE VIEW @extschema@.partheal_stats AS
          coalesce(s.ahead_failed, 0) AS ahead_failed,
          s.watermark, s.last_heal, s.headroom
     FROM @extschema@.partheal_config c
-    LEFT JOIN @extschema@.partheal_stats() s
+    LEFT JOIN @extschema@.partheal_table_stats() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '

@@ -33,7 +33,8 @@ Span needed(int64_t position, int64_t partition_size, int mark_percent, int head
   int64_t n = heal::partition_number(position, partition_size);
   bool past_mark = position >= heal::mark_of(n, partition_size, mark_percent);
   int64_t ahead = past_mark ? headroom : headroom - 1;
-  return Span{n, n + ahead};
+  int64_t last = n > INT64_MAX - ahead ? INT64_MAX : n + ahead;
+  return Span{n, last};
 }
 
 }  // namespace partheal::ahead

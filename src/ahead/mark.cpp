@@ -20,9 +20,12 @@ void request_next(Oid relid, int64 next, int64 size, int64 key_max) {
     with_state(relid, [](TableState& s) { count(s.ahead_failed); });
 }
 
-bool is_mark(int64 id, int64 size, int percent, int64* partition) {
+// True when the draw that returned id passed its partition's mark: with an
+// increment above one the mark id itself may never be drawn.
+bool is_mark(int64 id, int64 increment, int64 size, int percent, int64* partition) {
   *partition = heal::partition_number(id, size);
-  return id == heal::mark_of(*partition, size, percent);
+  int64 mark = heal::mark_of(*partition, size, percent);
+  return id >= mark && static_cast<__int128>(id) - increment < mark;
 }
 
 }  // namespace
@@ -37,12 +40,12 @@ void after_append(const manage::ManagedTable& table, const std::vector<int64>& i
   const int64 size = table.config.partition_size;
   for (int64 id : ids) {
     int64 n = 0;
-    if (is_mark(id, size, table.config.mark_percent, &n))
+    if (is_mark(id, table.shape.sequence_increment, size, table.config.mark_percent, &n))
       request_next(table.shape.relid, n + 1, size, table.shape.key_max);
   }
 }
 
-bool after_draw(Oid relid, int64 id) {
+bool after_draw(Oid relid, int64 id, int64 increment) {
   int64 size = 0;
   int percent = 0;
   int64 key_max = 0;
@@ -52,7 +55,7 @@ bool after_draw(Oid relid, int64 id) {
     key_max = static_cast<int64>(pg_atomic_read_u64(&s.key_max));
   });
   int64 n = 0;
-  if (tracked && size > 0 && percent > 0 && is_mark(id, size, percent, &n))
+  if (tracked && size > 0 && percent > 0 && is_mark(id, increment, size, percent, &n))
     request_next(relid, n + 1, size, key_max);
   return tracked;
 }

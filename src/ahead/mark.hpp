@@ -16,6 +16,6 @@ void after_append(const manage::ManagedTable& table, const std::vector<int64>& i
 // The same mark check for one id drawn by partheal_nextval, from the table's
 // shared state alone (no registry, no SQL). False when the table has no
 // state: it is not registered.
-bool after_draw(Oid relid, int64 id);
+bool after_draw(Oid relid, int64 id, int64 increment);
 
 }  // namespace partheal::ahead

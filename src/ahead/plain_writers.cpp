@@ -31,20 +31,23 @@ namespace partheal::ahead {
 
 namespace {
 
+bool may_insert(Oid relid) {
+  return pg::guard(
+      [&] { return pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK; });
+}
+
 // A registration whose id sequence is `sequence`; nullptr when the table is
 // not registered. Cheap when this backend has the table cached.
 manage::TablePtr registration(Oid relid) {
   manage::TablePtr table = manage::cached(relid);
   if (table != nullptr) return table;
+  // Checked before any lock: a role that may not insert into the table
+  // must not be able to lock it (and so queue its owner's DDL) through us.
+  if (!may_insert(relid)) return nullptr;
   Relation rel = pg::open_existing(relid, AccessShareLock);
   table = manage::lookup(rel);
   pg::guard([&] { relation_close(rel, NoLock); });
   return table;
-}
-
-bool may_insert(Oid relid) {
-  return pg::guard(
-      [&] { return pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK; });
 }
 
 [[noreturn]] void null_argument(const char* name, const char* signature) {
@@ -87,9 +90,11 @@ PARTHEAL_SQL_FUNCTION(partheal_nextval) {
   const int percent = table->config.mark_percent;
   if (percent == 0) return Int64GetDatum(id);
   int64 n = heal::partition_number(id, size);
+  int64 mark = heal::mark_of(n, size, percent);
+  int64 increment = table->shape.sequence_increment;
   // Only a caller who may insert into the table asks for its partitions.
-  if (id == heal::mark_of(n, size, percent) && ahead::may_insert(relid))
-    (void)ahead::after_draw(relid, id);
+  if (id >= mark && static_cast<__int128>(id) - increment < mark && ahead::may_insert(relid))
+    (void)ahead::after_draw(relid, id, increment);
   return Int64GetDatum(id);
 }
 
@@ -110,11 +115,15 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
   // Partitions are committed by the worker and outlive this transaction:
   // refuse before anything is created.
   pg::guard([] { PreventCommandIfReadOnly("partheal_reserve()"); });
-  Relation parent = pg::open_existing(relid, RowExclusiveLock);
+  // The privilege first, then the lock, as INSERT resolves its target.
   pg::guard([&] {
     AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
-    if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(parent));
+    if (acl != ACLCHECK_OK) {
+      const char* name = get_rel_name(relid);
+      aclcheck_error(acl, OBJECT_TABLE, name != nullptr ? name : "?");
+    }
   });
+  Relation parent = pg::open_existing(relid, RowExclusiveLock);
   manage::TablePtr table = manage::lookup(parent);
   if (table == nullptr)
     pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -122,26 +131,27 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
              "Register it first: SELECT partheal_manage('table', partition_size).");
   const manage::TableShape& shape = table->shape;
   const int64 size = table->config.partition_size;
-  ahead::SequencePosition seq = ahead::read_sequence(shape.sequence);
+  ahead::SequencePosition seq = *ahead::read_sequence(shape.sequence, true);
   if (seq.increment < 0)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("the id sequence of \"{}\" descends", shape.name), {},
              "partheal_reserve covers ascending sequences only.");
   // The ids the next `count` draws return, clipped to the key type.
-  __int128 first = static_cast<__int128>(seq.last) + seq.increment;
+  __int128 first = seq.next;
   __int128 last = first + static_cast<__int128>(count - 1) * seq.increment;
   if (first > shape.key_max) return Int32GetDatum(0);
   if (last > shape.key_max) last = shape.key_max;
   int64 first_n = heal::partition_number(static_cast<int64>(first), size);
   int64 last_n = heal::partition_number(static_cast<int64>(last), size);
-  int64 partitions = last_n - first_n + 1;
+  __int128 partitions = static_cast<__int128>(last_n) - first_n + 1;
   bool owner = pg::guard([&] { return pg_class_ownercheck(relid, GetUserId()); });
   int64 limit = owner ? ahead::kOwnerReserveLimit : settings::max_ahead_partitions;
   if (partitions > limit)
     pg::fail(owner ? ERRCODE_PROGRAM_LIMIT_EXCEEDED : ERRCODE_INSUFFICIENT_PRIVILEGE,
              fmt::format("reserving {} ids of \"{}\" needs {} partitions, more than the {} one "
                          "call may create{}",
-                         count, shape.name, partitions, limit, owner ? "" : " for a non-owner"),
+                         count, shape.name, static_cast<int64>(partitions), limit,
+                         owner ? "" : " for a non-owner"),
              owner ? std::string()
                    : std::string("A role that does not own the table may reserve at most "
                                  "partheal.max_ahead_partitions partitions past the sequence "

@@ -1,18 +1,25 @@
-// Where a table's id sequence stands, read from sequence state alone: no
-// table scan, no draw. The worker's poll and partheal_reserve use it.
+// Where a table's id sequence stands, read without drawing from it: no
+// table scan. The worker's poll and partheal_reserve use it.
 #pragma once
+
+#include <optional>
 
 #include "pg/postgres.hpp"
 
 namespace partheal::ahead {
 
 struct SequencePosition {
-  bool drawn = false;  // false until the first nextval
-  int64 last = 0;      // the last value drawn; before the first draw, start - increment
+  bool drawn = false;  // false until the first nextval, or after RESTART
+  int64 next = 0;      // the value the next nextval returns
+  int64 last = 0;      // one step before next: the position
   int64 increment = 1;
+  int64 cache = 1;
 };
 
-// Checks SELECT or USAGE on the sequence, as pg_sequence_last_value does.
-SequencePosition read_sequence(Oid sequence);
+// With wait false, nullopt when another transaction holds a lock on the
+// sequence that would make the read wait (ALTER SEQUENCE in progress). The
+// read needs SELECT or USAGE on the sequence (SELECT alone before the first
+// draw).
+std::optional<SequencePosition> read_sequence(Oid sequence, bool wait);
 
 }  // namespace partheal::ahead

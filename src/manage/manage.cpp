@@ -95,7 +95,7 @@ std::string regclass_literal(Oid relid) {
 // ACCESS EXCLUSIVE for the rest of the transaction.
 void set_key_default(const TableShape& shape, const std::string& expression) {
   std::string sql =
-      fmt::format("ALTER TABLE {}.{} ALTER COLUMN {} SET DEFAULT {}", quoted(shape.schema),
+      fmt::format("ALTER TABLE ONLY {}.{} ALTER COLUMN {} SET DEFAULT {}", quoted(shape.schema),
                   quoted(shape.name), quoted(shape.key_column), expression);
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
@@ -114,6 +114,13 @@ void install_partheal_nextval(const TableShape& shape) {
         fmt::format("column \"{}\" of \"{}\" is an identity column", shape.key_column, shape.name),
         "An identity column's default cannot be replaced.",
         "Declare the id bigserial, or keep nextval_default false.");
+  if (!shape.default_is_plain_nextval)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("the default of column \"{}\" of \"{}\" is not a plain nextval()",
+                         shape.key_column, shape.name),
+             "partheal_nextval replaces exactly nextval(sequence), and partheal_unmanage puts "
+             "exactly that back.",
+             "Declare the id bigserial, or keep nextval_default false.");
   set_key_default(shape,
                   fmt::format("{}.partheal_nextval({}, {})", extension_schema_sql(),
                               regclass_literal(shape.relid), regclass_literal(shape.sequence)));
@@ -149,7 +156,10 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
              fmt::format("mark_percent must be between 1 and 99, not {}", percent), {},
              "The next partition is created when ids reach this percent of the current one; "
              "the default is 80, and NULL turns create-ahead off.");
-  bool nextval_default = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+  // NULL (the default) leaves the id default as it is; 0.1's declaration
+  // has no fourth argument at all.
+  std::optional<bool> nextval_default;
+  if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) nextval_default = PG_GETARG_BOOL(3);
   manage::TableShape shape = manage::describe(rel);
   if (shape.has_default_partition)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -157,6 +167,12 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
              "Rows without a partition of their own go to the DEFAULT partition, so no partition "
              "would ever be missing, and every new partition would have to scan it.",
              "Detach the DEFAULT partition before registering the table.");
+  if (shape.sequence_increment < 0)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("the id sequence of \"{}\" descends", shape.name),
+             "partheal creates partitions above the ids in use; a descending sequence needs "
+             "them below.",
+             "Use an ascending sequence.");
   pg::guard([&] { relation_close(rel, NoLock); });
 
   // Room in shared memory is checked before anything is written, so a table
@@ -178,9 +194,9 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
       "mark_percent = EXCLUDED.mark_percent",
       manage::extension_schema_sql());
   manage::write_config(sql, shape.relid, manage::Config{size, percent});
-  if (nextval_default)
+  if (nextval_default == true)
     manage::install_partheal_nextval(shape);
-  else
+  else if (nextval_default == false)
     manage::restore_nextval(shape);
   // The worker creates ahead for writers that never call partheal_append,
   // so it runs from registration on. Registration itself does not need it.

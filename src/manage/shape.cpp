@@ -7,7 +7,10 @@
 #include "pg/boundary.hpp"
 
 extern "C" {
+#include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_sequence.h"
+#include "utils/syscache.h"
 #include "commands/extension.h"
 #include "catalog/pg_partitioned_table.h"
 #include "catalog/pg_type.h"
@@ -39,16 +42,48 @@ struct SequenceUse {
   bool via_partheal = false;
 };
 
-// partheal_nextval(parent, sequence): the draw that also checks the mark.
-// Told by name and by the extension's schema, so a same-named function
-// elsewhere is not taken for it.
+// The default itself, under the implicit casts PostgreSQL adds (serial's
+// nextval() is bigint, cast to integer for an integer column).
+Node* without_implicit_casts(Node* node) {
+  for (;;) {
+    if (node != nullptr && IsA(node, FuncExpr) &&
+        castNode(FuncExpr, node)->funcformat == COERCE_IMPLICIT_CAST &&
+        list_length(castNode(FuncExpr, node)->args) == 1) {
+      node = static_cast<Node*>(linitial(castNode(FuncExpr, node)->args));
+      continue;
+    }
+    if (node != nullptr && IsA(node, RelabelType)) {
+      node = reinterpret_cast<Node*>(castNode(RelabelType, node)->arg);
+      continue;
+    }
+    return node;
+  }
+}
+
+// The two regclass constants of f(parent, sequence); false for anything else.
+bool regclass_args(FuncExpr* call, Oid* first, Oid* second) {
+  if (list_length(call->args) != 2) return false;
+  auto* a = static_cast<Node*>(linitial(call->args));
+  auto* b = static_cast<Node*>(lsecond(call->args));
+  if (!IsA(a, Const) || !IsA(b, Const)) return false;
+  auto* ca = castNode(Const, a);
+  auto* cb = castNode(Const, b);
+  if (ca->constisnull || cb->constisnull || ca->consttype != REGCLASSOID ||
+      cb->consttype != REGCLASSOID)
+    return false;
+  *first = DatumGetObjectId(ca->constvalue);
+  *second = DatumGetObjectId(cb->constvalue);
+  return true;
+}
+
+// partheal's own partheal_nextval, told by name and by the extension's
+// schema, so a same-named function elsewhere is not taken for it.
 bool is_partheal_nextval(Oid funcid) {
-  return guard([&] {
-           const char* name = get_func_name(funcid);
-           if (name == nullptr || strcmp(name, "partheal_nextval") != 0) return false;
-           return true;
-         }) &&
-         guard([&] { return get_func_namespace(funcid); }) == extension_schema();
+  bool named = guard([&] {
+    const char* name = get_func_name(funcid);
+    return name != nullptr && strcmp(name, "partheal_nextval") == 0;
+  });
+  return named && guard([&] { return get_func_namespace(funcid); }) == extension_schema();
 }
 
 // Finds the sequence a column default draws from: an identity's
@@ -60,17 +95,6 @@ bool find_sequence(Node* node, void* context) {
     use->sequence = castNode(NextValueExpr, node)->seqid;
     use->needs_acl = false;
     return true;
-  }
-  if (IsA(node, FuncExpr) && list_length(castNode(FuncExpr, node)->args) == 2 &&
-      IsA(lsecond(castNode(FuncExpr, node)->args), Const) &&
-      is_partheal_nextval(castNode(FuncExpr, node)->funcid)) {
-    auto* arg = castNode(Const, lsecond(castNode(FuncExpr, node)->args));
-    if (!arg->constisnull && arg->consttype == REGCLASSOID) {
-      use->sequence = DatumGetObjectId(arg->constvalue);
-      use->needs_acl = true;
-      use->via_partheal = true;
-      return true;
-    }
   }
   if (IsA(node, FuncExpr)) {
     auto* call = castNode(FuncExpr, node);
@@ -143,10 +167,19 @@ TableShape describe(Relation parent) {
 
   shape.identity_always = att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS;
   SequenceUse use;
-  guard([&] {
-    Node* def = build_column_default(parent, shape.key_attnum);
-    (void)find_sequence(def, &use);
-  });
+  Node* def = guard([&] { return build_column_default(parent, shape.key_attnum); });
+  Node* top = without_implicit_casts(def);
+  Oid funcid = top != nullptr && IsA(top, FuncExpr) ? castNode(FuncExpr, top)->funcid : InvalidOid;
+  Oid table_arg = InvalidOid;
+  Oid sequence_arg = InvalidOid;
+  if (funcid != InvalidOid && regclass_args(castNode(FuncExpr, top), &table_arg, &sequence_arg) &&
+      table_arg == shape.relid && is_partheal_nextval(funcid)) {
+    use.sequence = sequence_arg;
+    use.via_partheal = true;
+  } else {
+    shape.default_is_plain_nextval = funcid == F_NEXTVAL;
+    guard([&] { (void)find_sequence(def, &use); });
+  }
   if (use.sequence == InvalidOid)
     fail(ERRCODE_FEATURE_NOT_SUPPORTED,
          fmt::format("partition key column \"{}\" of \"{}\" has no default drawn from a sequence",
@@ -156,6 +189,13 @@ TableShape describe(Relation parent) {
          "Declare the column serial, bigserial or GENERATED ... AS IDENTITY.");
   shape.sequence = use.sequence;
   shape.sequence_needs_acl = use.needs_acl;
+  shape.sequence_increment = guard([&] {
+    HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(use.sequence));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for sequence %u", use.sequence);
+    int64 increment = reinterpret_cast<Form_pg_sequence>(GETSTRUCT(tuple))->seqincrement;
+    ReleaseSysCache(tuple);
+    return increment;
+  });
   shape.default_is_partheal_nextval = use.via_partheal;
 
   shape.has_default_partition = guard([&] {

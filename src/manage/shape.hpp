@@ -23,10 +23,14 @@ struct TableShape {
   int64 key_max = 0;
   Oid sequence = InvalidOid;
   bool sequence_needs_acl = true;  // an identity draws without USAGE, as INSERT does
+  int64 sequence_increment = 1;
   bool identity_always = false;
   // The key's default is partheal_nextval(parent, sequence), installed by
   // partheal_manage(..., nextval_default => true).
   bool default_is_partheal_nextval = false;
+  // The key's default is exactly nextval(sequence): what partheal_nextval
+  // may replace and what partheal_unmanage puts back.
+  bool default_is_plain_nextval = false;
   bool has_default_partition = false;
 };
 

@@ -233,7 +233,13 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
   if (rel == nullptr) return;
   manage::TablePtr table = manage::lookup(rel);
   if (table != nullptr && table->config.mark_percent > 0) {
-    ahead::SequencePosition seq = ahead::read_sequence(table->shape.sequence);
+    std::optional<ahead::SequencePosition> read =
+        ahead::read_sequence(table->shape.sequence, false);
+    if (!read) {  // ALTER SEQUENCE under way: next round, never a wait
+      pg::guard([&] { relation_close(rel, NoLock); });
+      return;
+    }
+    const ahead::SequencePosition& seq = *read;
     const int64 size = table->config.partition_size;
     TableWatch& watch = watches()[relid];
     // Observed before the first draw too, so the first burst's rate is
@@ -316,20 +322,34 @@ heal::Ensured ensure_next_needed(const Watched& w) {
   if (!locked) return {};
   Relation rel = pg::guard([&] { return try_relation_open(w.relid, NoLock); });
   if (rel == nullptr) return {};
-  ahead::SequencePosition seq = ahead::read_sequence(w.sequence);
-  if (!seq.drawn) {
+  std::optional<ahead::SequencePosition> seq = ahead::read_sequence(w.sequence, false);
+  if (!seq || !seq->drawn) {
     pg::guard([&] { relation_close(rel, NoLock); });
     return {};
   }
-  ahead::Span span = ahead::needed(seq.last, w.size, w.mark_percent, w.headroom);
+  // With CACHE > 1 other sessions hold ids below the position, in the chunk
+  // before it at least: the span starts there.
+  __int128 pending = static_cast<__int128>(seq->cache - 1) * seq->increment;
+  int64 lowest = static_cast<int64>(
+      Max(static_cast<__int128>(seq->last) - pending, static_cast<__int128>(PG_INT64_MIN)));
+  ahead::Span span = ahead::needed(seq->last, w.size, w.mark_percent, w.headroom);
+  span.first = Min(span.first, heal::partition_number(lowest, w.size));
   heal::refresh_partitions(rel);
   int64 missing_id = 0;
   bool missing = false;
+  // Each partition is checked at both ends: a hand-made or cut partition may
+  // cover one end of the aligned range and not the other.
   for (int64 n = span.first; n <= span.last && !missing; ++n) {
     int64 first = 0;
     if (!heal::first_id_of(n, w.size, w.key_max, &first)) break;
-    missing = !heal::routes(rel, first);
-    missing_id = first;
+    int64 end = static_cast<int64>(
+        Min(static_cast<__int128>(first) + w.size - 1, static_cast<__int128>(w.key_max)));
+    for (int64 id : {first, end}) {
+      if (missing || heal::routes(rel, id)) continue;
+      missing = true;
+      missing_id = id;
+    }
+    if (n == span.last) break;  // never step past INT64_MAX
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!missing) return {};

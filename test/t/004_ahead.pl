@@ -134,7 +134,7 @@ pass('after unmanaging one, it fits');
 # it re-created itself while an unmanage was in flight.
 $node->safe_psql('postgres', q{SELECT partheal_unmanage('fourth')});
 ok($node->poll_query_until('postgres', q{
-    SELECT count(*) = (SELECT count(*) FROM partheal_config) FROM partheal_stats()}),
+    SELECT count(*) = (SELECT count(*) FROM partheal_config) FROM partheal_table_stats()}),
   'only registered tables keep a state in shared memory');
 $node->safe_psql('postgres', 'CREATE DATABASE doomed');
 $node->safe_psql('doomed', q{

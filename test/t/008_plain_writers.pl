@@ -115,8 +115,15 @@ $node->safe_psql('old', q{
   CREATE TABLE m (id bigserial, v int) PARTITION BY RANGE (id);
   SELECT partheal_manage('m', 10);
   SELECT partheal_append('m', '[{"v": 1}, {"v": 2}]');
+  CREATE VIEW my_stats AS SELECT parent, heals FROM partheal_stats;
+  CREATE ROLE stats_reader;
+  GRANT SELECT ON partheal_stats TO stats_reader;
 });
 $node->safe_psql('old', 'ALTER EXTENSION partheal UPDATE');
+is($node->safe_psql('old', q{SELECT parent, heals FROM my_stats}), 'm|1',
+  'a view built on partheal_stats survives the update');
+is($node->safe_psql('old', q{SELECT has_table_privilege('stats_reader', 'partheal_stats', 'SELECT')}),
+  't', 'and so does a grant on it');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
   '0.2', 'ALTER EXTENSION partheal UPDATE reaches 0.2');
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_append('m', '[{"v": 3}, {"v": 4}, {"v": 5}]')}),
