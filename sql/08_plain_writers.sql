@@ -49,9 +49,18 @@ SELECT partheal_nextval('pw', NULL);
 -- nextval's own privilege check applies.
 CREATE ROLE pw_reader;
 GRANT SELECT ON pw TO pw_reader;
+CREATE SEQUENCE reader_seq;
+GRANT USAGE ON SEQUENCE reader_seq TO pw_reader;
 SET ROLE pw_reader;
 SELECT partheal_nextval('pw', 'pw_id_seq');
 \echo :LAST_ERROR_SQLSTATE
+-- A role that may not insert into pw draws from its own sequence through
+-- partheal_nextval('pw', ...) as a plain nextval, and takes no lock on pw.
+BEGIN;
+SELECT partheal_nextval('pw', 'reader_seq');
+SELECT count(*) AS locks_on_pw FROM pg_locks
+ WHERE relation = 'pw'::regclass AND pid = pg_backend_pid();
+COMMIT;
 RESET ROLE;
 -- A default that is more than nextval() is not replaced, nor lost.
 CREATE SEQUENCE odd_seq;
@@ -106,10 +115,12 @@ ROLLBACK;
 CREATE ROLE bulk_writer;
 GRANT INSERT ON bulk TO bulk_writer;
 GRANT USAGE ON SEQUENCE bulk_id_seq TO bulk_writer;
+SELECT setval('bulk_id_seq', 29);
 SET ROLE bulk_writer;
 SELECT partheal_reserve('bulk', 500);
 \echo :LAST_ERROR_SQLSTATE
-SELECT partheal_reserve('bulk', 40) AS created;
+-- (The tests run with partheal.max_ahead_partitions = 1: ids 30 to 39.)
+SELECT partheal_reserve('bulk', 10) AS created;
 RESET ROLE;
 SET ROLE pw_reader;
 SELECT partheal_reserve('bulk', 10);

@@ -79,6 +79,9 @@ PARTHEAL_SQL_FUNCTION(partheal_nextval) {
   manage::TablePtr table = ahead::registration(relid);
   // Unregistered: a plain nextval, so a default left behind keeps working.
   if (table == nullptr) return Int64GetDatum(id);
+  // A caller who may not insert into the table learns nothing about it:
+  // the same plain nextval as for a table that is not registered.
+  if (table->shape.sequence != sequence && !ahead::may_insert(relid)) return Int64GetDatum(id);
   if (table->shape.sequence != sequence) {
     const char* name = pg::guard([&] { return get_rel_name(sequence); });
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,

@@ -108,6 +108,24 @@ $sql->(q{
 is($sql->(q{SELECT ahead_requested FROM partheal_stats WHERE parent = 'exact'::regclass}), '1',
   'the plain INSERT that drew the mark id queued the next partition');
 
+# An open ALTER SEQUENCE on one managed table does not hold the worker: it
+# skips that table's poll, and heals of another table go on.
+my $holder = $node->background_psql('postgres');
+$holder->query_safe(q{BEGIN; ALTER SEQUENCE quiet_id_seq CACHE 1;});
+Time::HiRes::sleep(0.5);  # a few polls meet the held sequence
+$sql->(q{
+  CREATE TABLE other (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('other', 10, NULL);
+});
+my $t0 = time;
+($ret, $out, $err) = $node->psql('postgres', q{SELECT partheal_append('other', '{"v": 1}')},
+  extra_params => ['-c', 'SET partheal.heal_wait_timeout = 5000']);
+my $heal_secs = time - $t0;
+is($ret, 0, 'a heal of another table goes through while ALTER SEQUENCE is held') or diag($err);
+cmp_ok($heal_secs, '<', 4, sprintf('without waiting for the held sequence (%.2f s)', $heal_secs));
+$holder->query_safe('COMMIT');
+$holder->quit;
+
 # A database on 0.1 with a managed table, updated to 0.2.
 $node->safe_psql('postgres', 'CREATE DATABASE old');
 $node->safe_psql('old', q{
