@@ -18,14 +18,7 @@ extern "C" {
 
 namespace partheal::append {
 
-namespace {
-
-std::string quoted(const std::string& name) {
-  const char* text = name.c_str();
-  return pg::guard([&] { return quote_identifier(text); });
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Target::Target(manage::TablePtr table, Relation parent) : table_(std::move(table)) {
   context_ = pg::guard([] {
@@ -100,15 +93,15 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
                fmt::format("column \"{}\" has a type without an array type", c.name),
                "partheal passes a batch as one array per column.",
                "Append these rows one at a time.");
-    names += (i ? ", " : "") + quoted(c.name);
+    names += (i ? ", " : "") + pg::quoted(c.name);
     args += fmt::format("{}${}", i ? ", " : "", i + 1);
     unnests += fmt::format("{}pg_catalog.unnest(${})", i ? ", " : "", i + 1);
     types.push_back(batch ? c.array_type : c.type);
   }
   // Every name is qualified, so the statement means the same whatever the
   // caller's search_path.
-  std::string sql = fmt::format("INSERT INTO {}.{} ({}) {}{}", quoted(table_->shape.schema),
-                                quoted(table_->shape.name), names,
+  std::string sql = fmt::format("INSERT INTO {}.{} ({}) {}{}", pg::quoted(table_->shape.schema),
+                                pg::quoted(table_->shape.name), names,
                                 table_->shape.identity_always ? "OVERRIDING SYSTEM VALUE " : "",
                                 batch ? fmt::format("SELECT * FROM ROWS FROM ({})", unnests)
                                       : fmt::format("VALUES ({})", args));

@@ -42,11 +42,6 @@ std::string partition_name(const std::string& parent, const Bound& lower) {
   return parent.substr(0, keep) + tag + suffix;
 }
 
-std::string quoted(const std::string& name) {
-  const char* text = name.c_str();
-  return pg::guard([&] { return quote_identifier(text); });
-}
-
 void take_advisory_lock(Oid relid, int64 number) {
   // Two int4 keys: the table, and the partition number folded to 32 bits. A
   // fold collision only makes two creations queue; it cannot skip one.
@@ -119,11 +114,11 @@ Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
         "CREATE TABLE {0}.{1} (LIKE {0}.{2} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
         "INCLUDING INDEXES INCLUDING STORAGE INCLUDING COMMENTS INCLUDING GENERATED "
         "INCLUDING STATISTICS INCLUDING COMPRESSION)",
-        quoted(plan.schema), quoted(child), quoted(plan.parent));
+        pg::quoted(plan.schema), pg::quoted(child), pg::quoted(plan.parent));
     // The bounds are integers partheal computed, not user text.
     std::string attach =
         fmt::format("ALTER TABLE {0}.{1} ATTACH PARTITION {0}.{2} FOR VALUES {3}",
-                    quoted(plan.schema), quoted(plan.parent), quoted(child), out.range);
+                    pg::quoted(plan.schema), pg::quoted(plan.parent), pg::quoted(child), out.range);
     run_as(plan.owner, create, attach);
     std::string line = fmt::format("{} created partition \"{}.{}\" {} for id {}",
                                    errors::kLogCreated, plan.schema, child, out.range, id);

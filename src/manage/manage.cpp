@@ -75,11 +75,6 @@ void write_config(const std::string& sql, Oid relid, std::optional<Config> confi
   registrations_changed();
 }
 
-std::string quoted(const std::string& name) {
-  const char* text = name.c_str();
-  return pg::guard([&] { return quote_identifier(text); });
-}
-
 // A regclass literal that means the same whatever the search_path.
 std::string regclass_literal(Oid relid) {
   std::string qualified = pg::guard([&] {
@@ -95,8 +90,8 @@ std::string regclass_literal(Oid relid) {
 // ACCESS EXCLUSIVE for the rest of the transaction.
 void set_key_default(const TableShape& shape, const std::string& expression) {
   std::string sql =
-      fmt::format("ALTER TABLE ONLY {}.{} ALTER COLUMN {} SET DEFAULT {}", quoted(shape.schema),
-                  quoted(shape.name), quoted(shape.key_column), expression);
+      fmt::format("ALTER TABLE ONLY {}.{} ALTER COLUMN {} SET DEFAULT {}", pg::quoted(shape.schema),
+                  pg::quoted(shape.name), pg::quoted(shape.key_column), expression);
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
   pg::spi::execute(sql, SPI_OK_UTILITY);

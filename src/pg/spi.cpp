@@ -3,6 +3,19 @@
 #include "pg/spi.hpp"
 #include "pg/boundary.hpp"
 
+extern "C" {
+#include "utils/builtins.h"
+}
+
+namespace partheal::pg {
+
+std::string quoted(const std::string& name) {
+  const char* text = name.c_str();
+  return guard([&] { return std::string(quote_identifier(text)); });
+}
+
+}  // namespace partheal::pg
+
 namespace partheal::pg::spi {
 
 namespace {

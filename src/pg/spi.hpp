@@ -14,6 +14,13 @@ extern "C" {
 #include "executor/spi.h"
 }
 
+namespace partheal::pg {
+
+// A name as it must appear in SQL partheal builds: quote_identifier()ed.
+std::string quoted(const std::string& name);
+
+}  // namespace partheal::pg
+
 namespace partheal::pg::spi {
 
 void connect();
