@@ -118,20 +118,9 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
   // Partitions are committed by the worker and outlive this transaction:
   // refuse before anything is created.
   pg::guard([] { PreventCommandIfReadOnly("partheal_reserve()"); });
-  // The privilege first, then the lock, as INSERT resolves its target.
-  pg::guard([&] {
-    AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
-    if (acl != ACLCHECK_OK) {
-      const char* name = get_rel_name(relid);
-      aclcheck_error(acl, OBJECT_TABLE, name != nullptr ? name : "?");
-    }
-  });
-  Relation parent = pg::open_existing(relid, RowExclusiveLock);
-  manage::TablePtr table = manage::lookup(parent);
-  if (table == nullptr)
-    pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-             fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},
-             "Register it first: SELECT partheal_manage('table', partition_size).");
+  manage::Opened opened = manage::open_for_insert(relid);
+  Relation parent = opened.parent;
+  manage::TablePtr table = opened.table;
   const manage::TableShape& shape = table->shape;
   const int64 size = table->config.partition_size;
   ahead::SequencePosition seq = *ahead::read_sequence(shape.sequence, true);

@@ -132,18 +132,12 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   Oid relid = PG_GETARG_OID(0);
   Jsonb* json = pg::guard([&] { return PG_GETARG_JSONB_P(1); });
 
-  // The lock a plain INSERT takes; it also keeps partitions from being
-  // dropped or detached (non-concurrently) between the check and the insert.
-  Relation parent = pg::open_existing(relid, RowExclusiveLock);
-  manage::TablePtr table = manage::lookup(parent);
-  if (table == nullptr)
-    pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-             fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},
-             "Register it first: SELECT partheal_manage('table', partition_size).");
-  pg::guard([&] {
-    AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
-    if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(parent));
-  });
+  // The lock a plain INSERT takes, after its privilege check; the lock also
+  // keeps partitions from being dropped or detached (non-concurrently)
+  // between the check and the insert.
+  manage::Opened opened = manage::open_for_insert(relid);
+  Relation parent = opened.parent;
+  manage::TablePtr table = opened.table;
 
   std::shared_ptr<append::Target> held = append::target_for(table, parent);
   append::Target& target = *held;

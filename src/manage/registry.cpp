@@ -7,6 +7,7 @@
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
 #include "pg/guc_scope.hpp"
+#include "pg/relation.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -19,6 +20,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -180,6 +182,23 @@ uint64_t forgotten_count() {
 
 bool is_cached(Oid relid) {
   return cache().count(relid) > 0;
+}
+
+Opened open_for_insert(Oid relid) {
+  guard([&] {
+    AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
+    if (acl != ACLCHECK_OK) {
+      const char* name = get_rel_name(relid);
+      aclcheck_error(acl, OBJECT_TABLE, name != nullptr ? name : "?");
+    }
+  });
+  Relation parent = pg::open_existing(relid, RowExclusiveLock);
+  TablePtr table = lookup(parent);
+  if (table == nullptr)
+    fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+         fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},
+         "Register it first: SELECT partheal_manage('table', partition_size).");
+  return Opened{parent, table};
 }
 
 TablePtr cached(Oid relid) {

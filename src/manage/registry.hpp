@@ -31,6 +31,15 @@ using TablePtr = std::shared_ptr<const ManagedTable>;
 // The registration of an opened, locked parent, or nullptr if it has none.
 TablePtr lookup(Relation parent);
 
+// The target of an append or a reservation, as INSERT resolves it: the
+// caller's INSERT privilege first (42501, before any lock), then the table
+// locked ROW EXCLUSIVE, then its registration (55000 when it has none).
+struct Opened {
+  Relation parent;
+  TablePtr table;
+};
+Opened open_for_insert(Oid relid);
+
 // The registration of relid if this backend has it cached and current, with
 // no catalog access; nullptr otherwise (then open the table and lookup()).
 TablePtr cached(Oid relid);
