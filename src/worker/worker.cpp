@@ -65,9 +65,10 @@ void copy_text(char* dst, const std::string& src, size_t size) {
 
 // Runs `ensure` (which ends in heal::ensure_covering) in a transaction of
 // the worker's own, committed at once; a failure is logged as PHL03 and
-// answered, never thrown.
+// answered, never thrown. `for_what` ends the PHL03 line: "for id 25", or
+// what the catch-up was doing when it does not know the id yet.
 template <typename Ensure>
-Answer in_own_transaction(Oid relid, int64 id, Ensure&& ensure) {
+Answer in_own_transaction(Oid relid, const std::string& for_what, Ensure&& ensure) {
   Answer answer;
   try {
     pg::guard([] {
@@ -95,8 +96,8 @@ Answer in_own_transaction(Oid relid, int64 id, Ensure&& ensure) {
     copy_text(answer.message, f.message, sizeof(answer.message));
     copy_text(answer.detail, f.detail, sizeof(answer.detail));
     copy_text(answer.hint, f.hint, sizeof(answer.hint));
-    std::string line = fmt::format("{} could not create the partition of relation {} for id {}: {}",
-                                   errors::kLogCreateFailed, relid, id, f.message);
+    std::string line = fmt::format("{} could not create the partition of relation {} {}: {}",
+                                   errors::kLogCreateFailed, relid, for_what, f.message);
     const char* text = line.c_str();
     int code = f.sqlerrcode;
     pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
@@ -105,7 +106,7 @@ Answer in_own_transaction(Oid relid, int64 id, Ensure&& ensure) {
 }
 
 Answer create_in_own_transaction(Oid relid, int64 id, int64 partition_size) {
-  return in_own_transaction(relid, id,
+  return in_own_transaction(relid, fmt::format("for id {}", id),
                             [&] { return heal::ensure_covering(relid, id, partition_size); });
 }
 
@@ -371,7 +372,8 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
       TableWatch& watch = watches()[w.relid];
       if (budget[i] == 0 || watch.retry_at > GetCurrentTimestamp()) continue;
       serve_pending(dboid);
-      Answer answer = in_own_transaction(w.relid, 0, [&] { return ensure_next_needed(w); });
+      Answer answer = in_own_transaction(w.relid, "catching up with its sequence",
+                                         [&] { return ensure_next_needed(w); });
       if (answer.sqlerrcode != 0) {
         // PHL03 is logged; back off so a table that cannot be extended (a
         // lock held for long, no CREATE privilege) is not retried every round.
