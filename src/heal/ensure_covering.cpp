@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "ddl/child_table.hpp"
 #include "errors.hpp"
 #include "heal/bounds.hpp"
 #include "heal/ensure_covering.hpp"
@@ -9,38 +10,19 @@
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/guc_scope.hpp"
+#include "pg/security.hpp"
 #include "pg/spi.hpp"
 #include "settings.hpp"
 
 extern "C" {
 #include "access/relation.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
-#include "mb/pg_wchar.h"
-#include "miscadmin.h"
 #include "utils/builtins.h"
 }
 
 namespace partheal::heal {
 
 namespace {
-
-// "<parent>_p<lower>", cut to fit NAMEDATALEN. A cut name gets a hash of the
-// whole parent name, so two long parents sharing a prefix stay distinct.
-std::string partition_name(const std::string& parent, const Bound& lower) {
-  std::string suffix = partition_suffix(lower);
-  const size_t limit = NAMEDATALEN - 1;
-  if (parent.size() + suffix.size() <= limit) return parent + suffix;
-  uint32 hash = pg::guard([&] {
-    return hash_bytes(reinterpret_cast<const unsigned char*>(parent.data()),
-                      static_cast<int>(parent.size()));
-  });
-  std::string tag = fmt::format("_{:08x}", hash);
-  int room = static_cast<int>(limit - suffix.size() - tag.size());
-  int keep = pg::guard(
-      [&] { return pg_mbcliplen(parent.c_str(), static_cast<int>(parent.size()), room); });
-  return parent.substr(0, keep) + tag + suffix;
-}
 
 void take_advisory_lock(Oid relid, int64 number) {
   // Two int4 keys: the table, and the partition number folded to 32 bits. A
@@ -79,21 +61,6 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size) {
   return plan;
 }
 
-// Runs the DDL as the parent's owner, so the partition is theirs and the
-// worker's superuser rights never reach the user's objects.
-void run_as(Oid owner, const std::string& create, const std::string& attach) {
-  Oid saved_user = InvalidOid;
-  int saved_context = 0;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  pg::guard([&] {
-    SetUserIdAndSecContext(
-        owner, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-  });
-  pg::spi::execute(create, SPI_OK_UTILITY);
-  pg::spi::execute(attach, SPI_OK_UTILITY);
-  SetUserIdAndSecContext(saved_user, saved_context);
-}
-
 }  // namespace
 
 Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
@@ -105,21 +72,19 @@ Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
   Ensured out;
   Plan plan = plan_for(relid, id, partition_size);
   if (plan.needed) {
-    std::string child = partition_name(plan.parent, plan.range.lower);
+    std::string child = ddl::child_name(plan.parent, partition_suffix(plan.range.lower));
     out.partition = child;
     out.range =
         fmt::format("FROM ({}) TO ({})", bound_sql(plan.range.lower), bound_sql(plan.range.upper));
-    // IDENTITY is left out: the child would get a sequence of its own.
-    std::string create = fmt::format(
-        "CREATE TABLE {0}.{1} (LIKE {0}.{2} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
-        "INCLUDING INDEXES INCLUDING STORAGE INCLUDING COMMENTS INCLUDING GENERATED "
-        "INCLUDING STATISTICS INCLUDING COMPRESSION)",
-        pg::quoted(plan.schema), pg::quoted(child), pg::quoted(plan.parent));
+    std::string create = ddl::create_like_sql(plan.schema, child, plan.parent);
     // The bounds are integers partheal computed, not user text.
     std::string attach =
         fmt::format("ALTER TABLE {0}.{1} ATTACH PARTITION {0}.{2} FOR VALUES {3}",
                     pg::quoted(plan.schema), pg::quoted(plan.parent), pg::quoted(child), out.range);
-    run_as(plan.owner, create, attach);
+    pg::as_role(plan.owner, [&] {
+      pg::spi::execute(create, SPI_OK_UTILITY);
+      pg::spi::execute(attach, SPI_OK_UTILITY);
+    });
     std::string line = fmt::format("{} created partition \"{}.{}\" {} for id {}",
                                    errors::kLogCreated, plan.schema, child, out.range, id);
     const char* text = line.c_str();

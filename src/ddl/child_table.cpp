@@ -1,0 +1,44 @@
+#include <fmt/format.h>
+
+#include "ddl/child_table.hpp"
+#include "pg/boundary.hpp"
+#include "pg/spi.hpp"
+
+extern "C" {
+#include "common/hashfn.h"
+#include "mb/pg_wchar.h"
+}
+
+namespace partheal::ddl {
+
+std::string child_name(const std::string& parent, const std::string& suffix) {
+  const size_t limit = NAMEDATALEN - 1;
+  if (parent.size() + suffix.size() <= limit) return parent + suffix;
+  uint32 hash = pg::guard([&] {
+    return hash_bytes(reinterpret_cast<const unsigned char*>(parent.data()),
+                      static_cast<int>(parent.size()));
+  });
+  std::string tag = fmt::format("_{:08x}", hash);
+  int room = static_cast<int>(limit) - static_cast<int>(suffix.size() + tag.size());
+  if (room < 0) room = 0;
+  int keep = pg::guard(
+      [&] { return pg_mbcliplen(parent.c_str(), static_cast<int>(parent.size()), room); });
+  std::string name = parent.substr(0, keep) + tag + suffix;
+  if (name.size() > limit) {
+    int cut =
+        pg::guard([&] { return pg_mbcliplen(name.c_str(), static_cast<int>(name.size()), limit); });
+    name.resize(cut);
+  }
+  return name;
+}
+
+std::string create_like_sql(const std::string& schema, const std::string& child,
+                            const std::string& parent) {
+  return fmt::format(
+      "CREATE TABLE {0}.{1} (LIKE {0}.{2} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
+      "INCLUDING INDEXES INCLUDING STORAGE INCLUDING COMMENTS INCLUDING GENERATED "
+      "INCLUDING STATISTICS INCLUDING COMPRESSION)",
+      pg::quoted(schema), pg::quoted(child), pg::quoted(parent));
+}
+
+}  // namespace partheal::ddl

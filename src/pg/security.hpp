@@ -1,0 +1,37 @@
+// Running partheal's SQL as another role: the table's owner.
+//
+// What partheal creates belongs to the table's owner, and nothing runs with
+// more rights than that owner has: the worker's superuser rights, or a
+// superuser caller's, never reach a user's objects. The restricted-operation
+// flag keeps the owner's own code (a default expression, a trigger) from
+// switching roles or leaving session state behind.
+#pragma once
+
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+}
+
+namespace partheal::pg {
+
+template <typename F>
+void as_role(Oid role, F&& body) {
+  Oid saved_user = InvalidOid;
+  int saved_context = 0;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  guard([&] {
+    SetUserIdAndSecContext(
+        role, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+  });
+  try {
+    body();
+  } catch (...) {
+    // A caller that catches the error and goes on must not go on as `role`.
+    SetUserIdAndSecContext(saved_user, saved_context);
+    throw;
+  }
+  SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+}  // namespace partheal::pg
