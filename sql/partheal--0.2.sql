@@ -48,6 +48,24 @@ COMMENT ON FUNCTION @extschema@.partheal_reserve(regclass, bigint) IS
   'create every partition the next ids values of the table''s sequence need, before a COPY or '
   'INSERT ... SELECT; returns the partitions created';
 
+-- Attach a window of a RANGE-partitioned table under a live writer, moving
+-- its rows out of DEFAULT first; runs in the caller's transaction.
+CREATE FUNCTION @extschema@.partheal_attach_window(parent regclass, lower text, upper text,
+                                                   partition_name text DEFAULT NULL)
+  RETURNS TABLE (partition regclass, outcome text, rows_moved bigint, attempts integer)
+  LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_attach_window';
+COMMENT ON FUNCTION @extschema@.partheal_attach_window(regclass, text, text, text) IS
+  'attach the window [lower, upper) of a RANGE-partitioned table the caller owns, moving its '
+  'rows out of the DEFAULT partition without losing or rejecting a concurrent write; '
+  'outcome is attached, already_attached or default_holds_rows';
+
+CREATE PROCEDURE @extschema@.partheal_partition_data(parent regclass, window_size text,
+                                                     batch_rows integer DEFAULT 50000)
+  LANGUAGE c AS 'MODULE_PATHNAME', 'partheal_partition_data';
+COMMENT ON PROCEDURE @extschema@.partheal_partition_data(regclass, text, integer) IS
+  'empty the DEFAULT partition window by window, oldest first, each window attached like '
+  'partheal_attach_window; CALLed outside a transaction block it commits after each window';
+
 -- Counters from shared memory, since the server started. Every registered
 -- table has a row; one not appended to since the start shows zeros.
 CREATE FUNCTION @extschema@.partheal_table_stats(

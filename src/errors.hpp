@@ -24,5 +24,7 @@ constexpr const char* kLogCreated = "PHL02";
 constexpr const char* kLogCreateFailed = "PHL03";
 constexpr const char* kLogAheadGaveUp = "PHL04";   // WARNING: an attempt dropped after retries
 constexpr const char* kLogAheadDropped = "PHL05";  // an attempt that could not even be queued
+constexpr const char* kLogAttached = "PHL06";      // partheal_attach_window attached a window
+constexpr const char* kLogAttachGaveUp = "PHL07";  // a window left in DEFAULT (default_holds_rows)
 
 }  // namespace partheal::errors

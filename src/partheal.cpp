@@ -36,6 +36,8 @@ int max_tables = 1000;
 int naptime_ms = 1000;
 int ahead_seconds = 10;
 int max_ahead_partitions = 16;
+int attach_lock_timeout_ms = 200;
+int attach_lock_attempts = 5;
 
 namespace {
 bool loaded_at_startup = false;
@@ -96,6 +98,15 @@ void define_gucs() {
                           "How long an append waits for the worker to create a partition (PH002).",
                           nullptr, &heal_wait_timeout_ms, 10000, 1, INT_MAX, PGC_USERSET,
                           GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("partheal.attach_lock_timeout",
+                          "How long an attach waits for all its locks, per attempt; never above "
+                          "half of deadlock_timeout.",
+                          nullptr, &partheal::settings::attach_lock_timeout_ms, 200, 1, INT_MAX,
+                          PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("partheal.attach_lock_attempts",
+                          "Attempts an attach makes at its locks before it gives way.", nullptr,
+                          &partheal::settings::attach_lock_attempts, 5, 1, 100, PGC_USERSET, 0,
+                          nullptr, nullptr, nullptr);
   DefineCustomIntVariable("partheal.naptime",
                           "How often the worker reads sequence positions to create ahead for "
                           "writers that do not call partheal_append.",

@@ -3,13 +3,15 @@
 
 namespace partheal::settings {
 
-extern int max_retries;           // partheal.max_retries
-extern int ddl_lock_timeout_ms;   // partheal.ddl_lock_timeout
-extern int heal_wait_timeout_ms;  // partheal.heal_wait_timeout
-extern int max_tables;            // partheal.max_tables (postmaster)
-extern int naptime_ms;            // partheal.naptime
-extern int ahead_seconds;         // partheal.ahead_seconds
-extern int max_ahead_partitions;  // partheal.max_ahead_partitions
+extern int max_retries;             // partheal.max_retries
+extern int ddl_lock_timeout_ms;     // partheal.ddl_lock_timeout
+extern int heal_wait_timeout_ms;    // partheal.heal_wait_timeout
+extern int max_tables;              // partheal.max_tables (postmaster)
+extern int naptime_ms;              // partheal.naptime
+extern int ahead_seconds;           // partheal.ahead_seconds
+extern int max_ahead_partitions;    // partheal.max_ahead_partitions
+extern int attach_lock_timeout_ms;  // partheal.attach_lock_timeout
+extern int attach_lock_attempts;    // partheal.attach_lock_attempts
 
 // True when the library was loaded through shared_preload_libraries.
 bool preloaded();

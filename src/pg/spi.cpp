@@ -33,6 +33,14 @@ void connect() {
   check(guard([] { return SPI_connect(); }), SPI_OK_CONNECT, "connect");
 }
 
+void connect_nonatomic() {
+  check(guard([] { return SPI_connect_ext(SPI_OPT_NONATOMIC); }), SPI_OK_CONNECT, "connect");
+}
+
+void commit() {
+  guard([] { SPI_commit(); });
+}
+
 void finish() {
   check(guard([] { return SPI_finish(); }), SPI_OK_FINISH, "finish");
 }

@@ -24,6 +24,10 @@ std::string quoted(const std::string& name);
 namespace partheal::pg::spi {
 
 void connect();
+// For a procedure CALLed outside a transaction block: commit() may end the
+// transaction and start the next one.
+void connect_nonatomic();
+void commit();
 void finish();
 
 // A statement built from quote_identifier()ed names; values go in as $n.

@@ -1,0 +1,61 @@
+// partheal_attach_window(parent, lower, upper, partition_name): the SQL face
+// of attach/reconcile.hpp. It runs in the caller's transaction and backend.
+#include <optional>
+#include <string>
+
+#include "attach/reconcile.hpp"
+#include "attach/window.hpp"
+#include "pg/boundary.hpp"
+#include "pg/guc_scope.hpp"
+#include "pg/spi.hpp"
+
+extern "C" {
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+}
+
+using namespace partheal;
+
+namespace {
+
+std::string text_argument(FunctionCallInfo fcinfo, int n) {
+  return pg::guard([&] { return std::string(text_to_cstring(PG_GETARG_TEXT_PP(n))); });
+}
+
+}  // namespace
+
+PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+    pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED,
+             "partheal_attach_window: parent, lower and upper must not be NULL");
+  Oid relid = PG_GETARG_OID(0);
+  std::string lower = text_argument(fcinfo, 1);
+  std::string upper = text_argument(fcinfo, 2);
+  std::optional<std::string> name;
+  if (!PG_ARGISNULL(3)) name = text_argument(fcinfo, 3);
+
+  attach::Parent parent = attach::describe_parent(relid);
+  // The bounds are read under the caller's DateStyle and TimeZone.
+  attach::Window window = attach::window_from_text(parent, lower, upper);
+  int level = pg::enter_safe_search_path();
+  pg::spi::connect();
+  attach::Result r = attach::attach_window(parent, window, name, 0);
+  pg::spi::finish();
+  pg::leave_guc_level(level);
+
+  auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  const char* outcome = attach::outcome_name(r.outcome);
+  pg::guard([&] {
+    InitMaterializedSRF(fcinfo, 0);
+    Datum values[4];
+    bool nulls[4] = {};
+    values[0] = ObjectIdGetDatum(r.partition);
+    nulls[0] = !OidIsValid(r.partition);
+    values[1] = CStringGetTextDatum(outcome);
+    values[2] = Int64GetDatum(r.rows_moved);
+    values[3] = Int32GetDatum(r.attempts);
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+  });
+  return Datum(0);
+}

@@ -1,0 +1,228 @@
+// CALL partheal_partition_data(parent, window_size, batch_rows): empties the
+// DEFAULT partition window by window, oldest first, each window created if
+// missing and attached by attach/reconcile.hpp.
+//
+// A window's rows move and its table is attached in one transaction, so
+// readers of the parent never miss a row; CALLed outside a transaction block,
+// the procedure commits after each window, so no transaction grows with the
+// size of DEFAULT, only with the size of a window.
+#include <fmt/format.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "attach/reconcile.hpp"
+#include "attach/window.hpp"
+#include "pg/boundary.hpp"
+#include "pg/guc_scope.hpp"
+#include "pg/spi.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "nodes/parsenodes.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+}
+
+using namespace partheal;
+
+namespace {
+
+struct WindowSize {
+  int64 integer = 0;     // integer keys
+  int32 months = 0;      // time keys: whole months, or
+  std::string interval;  // days and smaller units, as text for date_bin
+};
+
+const char* type_sql(Oid type) {
+  switch (type) {
+    case INT2OID:
+      return "pg_catalog.int2";
+    case INT4OID:
+      return "pg_catalog.int4";
+    case INT8OID:
+      return "pg_catalog.int8";
+    case DATEOID:
+      return "pg_catalog.date";
+    case TIMESTAMPOID:
+      return "pg_catalog.timestamp";
+    case TIMESTAMPTZOID:
+      return "pg_catalog.timestamptz";
+    default:
+      return nullptr;
+  }
+}
+
+bool is_integer(Oid type) {
+  return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
+WindowSize parse_size(Oid type, const std::string& text) {
+  WindowSize s;
+  if (is_integer(type)) {
+    size_t used = 0;
+    try {
+      s.integer = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || s.integer <= 0)
+      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+               fmt::format("window_size \"{}\" is not a positive integer", text), {},
+               "An integer key is drained in windows of window_size values, such as '100000'.");
+    return s;
+  }
+  const char* t = text.c_str();
+  Interval iv = pg::guard([&] {
+    return *DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(t),
+                                                  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+  });
+  bool months_only = iv.month > 0 && iv.day == 0 && iv.time == 0;
+  bool days_only = iv.month == 0 && (iv.day > 0 || iv.time > 0) && iv.day >= 0 && iv.time >= 0;
+  bool whole_days = iv.time == 0;
+  if (!(months_only || days_only) || (type == DATEOID && days_only && !whole_days))
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("window_size \"{}\" is not a positive whole number of months, or of "
+                         "days and smaller units",
+                         text),
+             {}, "Use, for example, '1 month', '3 months', '1 day' or '6 hours'.");
+  if (months_only)
+    s.months = iv.month;
+  else
+    s.interval = text;
+  return s;
+}
+
+// The window holding DEFAULT's lowest key, aligned to window_size from
+// 2000-01-01 (in the session's time zone) or from 0. NULL and infinite keys
+// have no window and stay in DEFAULT.
+std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
+                                                     const WindowSize& size) {
+  const char* T = type_sql(p.key.type);
+  std::string lowest =
+      is_integer(p.key.type)
+          ? fmt::format("SELECT pg_catalog.min({}) AS v FROM {}", p.key.column, p.default_sql)
+          : fmt::format("SELECT pg_catalog.min({0}) AS v FROM {1} WHERE pg_catalog.isfinite({0})",
+                        p.key.column, p.default_sql);
+  std::string lower;
+  Oid types[] = {INT8OID, TEXTOID};
+  Datum values[2] = {Int64GetDatum(size.integer), 0};
+  std::string interval_text = size.interval;
+  if (is_integer(p.key.type)) {
+    lower = "pg_catalog.floor(v::pg_catalog.numeric / $1) * $1";
+  } else if (size.months > 0) {
+    values[0] = Int64GetDatum(size.months);
+    lower = fmt::format(
+        "'2000-01-01'::{0} + pg_catalog.make_interval(months => (pg_catalog.floor(("
+        "(pg_catalog.date_part('year', v) - 2000) * 12 + pg_catalog.date_part('month', v) - 1) "
+        "/ $1) * $1)::pg_catalog.int4)",
+        T);
+    interval_text = fmt::format("{} months", size.months);
+  } else if (p.key.type == DATEOID) {
+    lower =
+        "pg_catalog.date_bin($2::pg_catalog.interval, v::pg_catalog.timestamp, "
+        "'2000-01-01'::pg_catalog.timestamp)";
+  } else {
+    lower = fmt::format("pg_catalog.date_bin($2::pg_catalog.interval, v, '2000-01-01'::{})", T);
+  }
+  std::string upper = is_integer(p.key.type) ? "lo + $1" : "lo + $2::pg_catalog.interval";
+  values[1] = pg::guard([&] { return CStringGetTextDatum(interval_text.c_str()); });
+  std::string sql = fmt::format(
+      "SELECT lo::{0}, ({1})::{0} FROM (SELECT {2} AS lo FROM ({3}) lowest WHERE v IS NOT NULL) w",
+      T, upper, lower, lowest);
+  if (pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}) == 0) return std::nullopt;
+  std::optional<Datum> lo = pg::spi::value(0, 1);
+  std::optional<Datum> hi = pg::spi::value(0, 2);
+  if (!lo || !hi) return std::nullopt;
+  return std::make_pair(*lo, *hi);  // by-value types: no memory to keep
+}
+
+}  // namespace
+
+PARTHEAL_SQL_FUNCTION(partheal_partition_data) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+    pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED,
+             "partheal_partition_data: parent and window_size must not be NULL");
+  Oid relid = PG_GETARG_OID(0);
+  std::string size_text =
+      pg::guard([&] { return std::string(text_to_cstring(PG_GETARG_TEXT_PP(1))); });
+  int64 batch_rows = PG_ARGISNULL(2) ? 50000 : PG_GETARG_INT32(2);
+  if (batch_rows <= 0)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE, "batch_rows must be positive", {},
+             "batch_rows is how many rows one move statement takes; the default is 50000.");
+  bool nonatomic = fcinfo->context != nullptr && IsA(fcinfo->context, CallContext) &&
+                   !castNode(CallContext, fcinfo->context)->atomic;
+
+  attach::Parent first = attach::describe_parent(relid);
+  const std::string name = first.name;
+  if (type_sql(first.key.type) == nullptr)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("partheal_partition_data cannot drain \"{}\": its key is not an integer, "
+                         "date, timestamp or timestamptz",
+                         name),
+             {}, "partheal_attach_window attaches a window of any key type, one at a time.");
+  WindowSize size = parse_size(first.key.type, size_text);
+  if (!nonatomic) {
+    pg::guard([&] {
+      ereport(NOTICE,
+              (errmsg("partheal_partition_data cannot commit here: every window moves in this "
+                      "one transaction"),
+               errhint("CALL it outside a transaction block, without a SET clause, to commit "
+                       "after each window.")));
+    });
+  }
+
+  TimestampTz started = pg::guard([] { return GetCurrentTimestamp(); });
+  if (nonatomic)
+    pg::spi::connect_nonatomic();
+  else
+    pg::spi::connect();
+  int64 windows = 0, rows = 0, statements = 0;
+  std::string stopped;
+  std::optional<std::pair<Datum, Datum>> previous;
+  for (;;) {
+    int level = pg::enter_safe_search_path();
+    attach::Parent p = attach::describe_parent(relid);
+    std::optional<std::pair<Datum, Datum>> next;
+    if (OidIsValid(p.default_relid)) next = oldest_window(p, size);
+    if (!next) {
+      pg::leave_guc_level(level);
+      break;
+    }
+    if (previous && previous->first == next->first)
+      pg::fail(ERRCODE_INTERNAL_ERROR, "partheal_partition_data made no progress on a window");
+    previous = next;
+    attach::Window w = attach::window_from_values(p, next->first, next->second);
+    attach::Result r = attach::attach_window(p, w, std::nullopt, batch_rows);
+    pg::leave_guc_level(level);
+    if (r.outcome == attach::Outcome::kDefaultHoldsRows) {
+      stopped = fmt::format("stopped at the window FROM ({}) TO ({}): {}", w.lower_literal,
+                            w.upper_literal, r.reason);
+      break;
+    }
+    windows++;
+    rows += r.rows_moved;
+    statements += r.move_statements;
+    if (nonatomic) pg::spi::commit();
+  }
+  pg::spi::finish();
+  long ms =
+      pg::guard([&] { return TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()); });
+  std::string summary = fmt::format(
+      "partheal_partition_data: {} windows of \"{}\" attached, {} rows moved in {} batches, "
+      "{}.{:03} s{}",
+      windows, name, rows, statements, ms / 1000, ms % 1000,
+      stopped.empty() ? std::string() : "; " + stopped);
+  const char* text = summary.c_str();
+  bool complete = stopped.empty();
+  pg::guard([&] {
+    ereport(complete ? NOTICE : WARNING,
+            (errmsg_internal("%s", text),
+             complete ? 0
+                      : errhint("The rows of that window and later ones are still in DEFAULT, "
+                                "where readers see them. CALL it again later.")));
+  });
+  PG_RETURN_VOID();
+}

@@ -1,0 +1,274 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "attach/reconcile.hpp"
+#include "ddl/child_table.hpp"
+#include "errors.hpp"
+#include "pg/boundary.hpp"
+#include "pg/error.hpp"
+#include "pg/guc_scope.hpp"
+#include "pg/security.hpp"
+#include "pg/spi.hpp"
+#include "pg/subxact.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "catalog/namespace.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
+namespace partheal::attach {
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kAttached:
+      return "attached";
+    case Outcome::kAlreadyAttached:
+      return "already_attached";
+    case Outcome::kDefaultHoldsRows:
+      return "default_holds_rows";
+  }
+  return "?";
+}
+
+namespace {
+
+// Thrown inside the attach's subtransaction to roll back everything it did
+// (a table it created, rows it moved) and report default_holds_rows.
+struct GiveUp {
+  std::string reason;
+};
+
+enum class Try { kAttached, kDefaultConflict };
+
+struct Names {
+  std::string parent;  // schema.name, quoted
+  std::string table;   // the window's table, schema.name, quoted
+  std::string range;   // FROM (...) TO (...)
+};
+
+// All of an attempt's lock waits share one budget, started at its first
+// lock, and the budget stays below deadlock_timeout. An application that
+// begins to wait on a lock partheal holds does so after that first lock, so
+// partheal's wait ends before the application's deadlock check can run:
+// partheal is the one that gives way.
+int lock_budget_ms() {
+  return std::max(1, std::min(settings::attach_lock_timeout_ms, DeadlockTimeout / 2));
+}
+
+class LockBudget {
+ public:
+  LockBudget() : started_(pg::guard([] { return GetCurrentTimestamp(); })) {}
+  // lock_timeout for the next statement: what is left of the budget.
+  void apply() const {
+    long elapsed =
+        pg::guard([&] { return TimestampDifferenceMilliseconds(started_, GetCurrentTimestamp()); });
+    long left = std::max(1L, static_cast<long>(lock_budget_ms()) - elapsed);
+    pg::set_local("lock_timeout", std::to_string(left));
+  }
+
+ private:
+  TimestampTz started_;
+};
+
+bool is_default_conflict(const PgError& e, const Parent& p) {
+  const ErrorFields& f = e.fields();
+  return f.sqlerrcode == ERRCODE_CHECK_VIOLATION && f.constraint_name.empty() &&
+         OidIsValid(p.default_relid) && f.table_name == p.default_name &&
+         f.schema_name == p.default_schema;
+}
+
+bool is_lock_wait(const PgError& e) {
+  return e.sqlerrcode() == ERRCODE_LOCK_NOT_AVAILABLE ||
+         e.sqlerrcode() == ERRCODE_T_R_DEADLOCK_DETECTED;
+}
+
+void back_off(int attempt) {
+  long ms = std::min(1000L, 50L << std::min(attempt - 1, 5));
+  pg::guard([&] {
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
+                    PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+  });
+}
+
+// Moves the window's rows out of DEFAULT into the window's table. The DELETE
+// takes ROW EXCLUSIVE on DEFAULT, which no reader or writer waits for.
+int64 move_rows(const Parent& p, const Window& w, const Names& n, int64 batch_rows, Result& r) {
+  Oid types[] = {p.key.type, p.key.type, INT8OID};
+  Datum values[] = {w.lower, w.upper, Int64GetDatum(batch_rows)};
+  std::string predicate = window_predicate(p);
+  std::string into = fmt::format(
+      "INSERT INTO {0} ({1}) OVERRIDING SYSTEM VALUE SELECT {1} FROM moved", n.table, p.columns);
+  // ctid names a row only within one table: a partitioned DEFAULT moves in
+  // one statement.
+  if (batch_rows <= 0 || p.default_is_partitioned) {
+    std::string sql = fmt::format("WITH moved AS (DELETE FROM {} WHERE {} RETURNING {}) {}",
+                                  p.default_sql, predicate, p.columns, into);
+    r.move_statements++;
+    return static_cast<int64>(pg::spi::execute(sql, SPI_OK_INSERT, {2, types, values, nullptr}));
+  }
+  std::string sql = fmt::format(
+      "WITH moved AS (DELETE FROM {0} WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+      "SELECT ctid FROM {0} WHERE {1} LIMIT $3)) AND {1} RETURNING {2}) {3}",
+      p.default_sql, predicate, p.columns, into);
+  int64 total = 0;
+  for (;;) {
+    r.move_statements++;
+    auto moved =
+        static_cast<int64>(pg::spi::execute(sql, SPI_OK_INSERT, {3, types, values, nullptr}));
+    total += moved;
+    if (moved < batch_rows) return total;
+  }
+}
+
+bool default_holds_window_rows(const Parent& p, const Window& w) {
+  Oid types[] = {p.key.type, p.key.type};
+  Datum values[] = {w.lower, w.upper};
+  std::string sql =
+      fmt::format("SELECT 1 FROM {} WHERE {} LIMIT 1", p.default_sql, window_predicate(p));
+  return pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}, true) > 0;
+}
+
+// One attempt, in its own subtransaction: a lock that cannot be had in time
+// or a DEFAULT conflict rolls back only this attempt and its locks.
+Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, Result& r,
+                 TimestampTz& held_since) {
+  Try out = Try::kAttached;
+  pg::in_subtransaction([&] {
+    LockBudget budget;
+    if (OidIsValid(p.default_relid)) {
+      budget.apply();
+      pg::spi::execute(fmt::format("LOCK TABLE ONLY {} IN EXCLUSIVE MODE", n.parent),
+                       SPI_OK_UTILITY);
+      held_since = pg::guard([] { return GetCurrentTimestamp(); });
+    }
+    if (locked) {
+      budget.apply();
+      pg::spi::execute(fmt::format("LOCK TABLE ONLY {} IN ACCESS EXCLUSIVE MODE", n.table),
+                       SPI_OK_UTILITY);
+      budget.apply();
+      pg::spi::execute(fmt::format("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", p.default_sql),
+                       SPI_OK_UTILITY);
+      r.rows_moved += move_rows(p, w, n, 0, r);
+    }
+    budget.apply();
+    pg::spi::execute(
+        fmt::format("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES {}", n.parent, n.table, n.range),
+        SPI_OK_UTILITY);
+  });
+  return out;
+}
+
+Try attempt(const Parent& p, const Window& w, const Names& n, bool locked, Result& r,
+            TimestampTz& held_since) {
+  std::string last;
+  for (int i = 0; i < settings::attach_lock_attempts; ++i) {
+    if (i > 0) back_off(i);
+    r.attempts++;
+    int64 moved_before = r.rows_moved;
+    int64 statements_before = r.move_statements;
+    try {
+      return attempt_once(p, w, n, locked, r, held_since);
+    } catch (const PgError& e) {
+      r.rows_moved = moved_before;
+      r.move_statements = statements_before;
+      if (is_default_conflict(e, p)) return Try::kDefaultConflict;
+      if (locked && e.sqlerrcode() == ERRCODE_WRONG_OBJECT_TYPE)
+        throw GiveUp{fmt::format("the DEFAULT partition cannot be locked: {}", e.what())};
+      if (!is_lock_wait(e)) throw;
+      last = e.what();
+    }
+  }
+  throw GiveUp{fmt::format("its locks could not be had in {} attempts of {} ms ({})",
+                           settings::attach_lock_attempts, lock_budget_ms(), last)};
+}
+
+void log_line(const std::string& line, int level) {
+  const char* text = line.c_str();
+  pg::guard([&] { ereport(level, (errmsg_internal("%s", text))); });
+}
+
+}  // namespace
+
+Result attach_window(const Parent& p, const Window& w, const std::optional<std::string>& table_name,
+                     int64 batch_rows) {
+  Result r;
+  if (std::optional<Oid> same = partition_with_bounds(p, w)) {
+    r.outcome = Outcome::kAlreadyAttached;
+    r.partition = *same;
+    return r;
+  }
+  std::string table = table_name ? *table_name : ddl::child_name(p.name, w.suffix);
+  if (table.empty() || table.size() >= NAMEDATALEN)
+    pg::fail(ERRCODE_INVALID_NAME,
+             fmt::format("partition name \"{}\" is empty or longer than {} bytes", table,
+                         NAMEDATALEN - 1));
+  Names n;
+  n.parent = pg::quoted(p.schema) + "." + pg::quoted(p.name);
+  n.table = pg::quoted(p.schema) + "." + pg::quoted(table);
+  n.range = fmt::format("FROM ({}) TO ({})", w.lower_literal, w.upper_literal);
+  auto lookup = [&] {
+    const char* name = table.c_str();
+    const char* schema = p.schema.c_str();
+    return pg::guard([&] { return get_relname_relid(name, get_namespace_oid(schema, false)); });
+  };
+  Oid existing = lookup();
+  TimestampTz held_since = 0;
+  try {
+    pg::in_subtransaction([&] {
+      pg::as_role(p.owner, [&] {
+        if (!OidIsValid(existing))
+          pg::spi::execute(ddl::create_like_sql(p.schema, table, p.name), SPI_OK_UTILITY);
+        r.partition = lookup();
+        if (p.default_is_foreign && default_holds_window_rows(p, w))
+          throw GiveUp{fmt::format(
+              "the DEFAULT partition \"{}\" is a foreign table, which partheal can neither lock "
+              "nor move rows out of",
+              p.default_name)};
+        if (attempt(p, w, n, false, r, held_since) == Try::kAttached) return;
+        r.rows_moved += move_rows(p, w, n, batch_rows, r);
+        if (attempt(p, w, n, true, r, held_since) == Try::kAttached) return;
+        throw GiveUp{
+            "DEFAULT still holds rows of the window that this transaction cannot see (under "
+            "REPEATABLE READ, rows committed after its snapshot)"};
+      });
+    });
+  } catch (const GiveUp& g) {
+    r.outcome = Outcome::kDefaultHoldsRows;
+    r.reason = g.reason;
+    r.rows_moved = 0;
+    r.move_statements = 0;
+    r.partition = existing;
+    std::string message = fmt::format("partheal: the window {} of \"{}\" was not attached: {}",
+                                      n.range, p.name, g.reason);
+    std::string hint =
+        "Its rows are still in the DEFAULT partition, where readers of the table see them; "
+        "nothing was changed. Try again later.";
+    log_line(fmt::format("{} {}", errors::kLogAttachGaveUp, message), LOG);
+    const char* m = message.c_str();
+    const char* h = hint.c_str();
+    pg::guard([&] { ereport(NOTICE, (errmsg_internal("%s", m), errhint("%s", h))); });
+    return r;
+  }
+  long held_ms = held_since == 0 ? 0 : pg::guard([&] {
+    return TimestampDifferenceMilliseconds(held_since, GetCurrentTimestamp());
+  });
+  log_line(fmt::format("{} attached {} to {} FOR VALUES {}: {} rows moved out of DEFAULT, {} "
+                       "attempts, the parent held EXCLUSIVE for {} ms until this point",
+                       errors::kLogAttached, n.table, n.parent, n.range, r.rows_moved, r.attempts,
+                       held_ms),
+           LOG);
+  return r;
+}
+
+}  // namespace partheal::attach
