@@ -96,7 +96,8 @@ WindowSize parse_size(Oid type, const std::string& text) {
 }
 
 // The window holding DEFAULT's lowest key, aligned to window_size from
-// 2000-01-01 (in the session's time zone) or from 0. NULL and infinite keys
+// 2000-01-01 (in the session's time zone) or from 0, and cut to the gap
+// between attached partitions that holds that key. NULL and infinite keys
 // have no window and stay in DEFAULT.
 std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
                                                      const WindowSize& size) {
@@ -130,13 +131,20 @@ std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
   std::string upper = is_integer(p.key.type) ? "lo + $1" : "lo + $2::pg_catalog.interval";
   values[1] = pg::guard([&] { return CStringGetTextDatum(interval_text.c_str()); });
   std::string sql = fmt::format(
-      "SELECT lo::{0}, ({1})::{0} FROM (SELECT {2} AS lo FROM ({3}) lowest WHERE v IS NOT NULL) w",
+      "SELECT lo::{0}, ({1})::{0}, v FROM (SELECT v, {2} AS lo FROM ({3}) lowest "
+      "WHERE v IS NOT NULL) w",
       T, upper, lower, lowest);
   if (pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}) == 0) return std::nullopt;
   std::optional<Datum> lo = pg::spi::value(0, 1);
   std::optional<Datum> hi = pg::spi::value(0, 2);
-  if (!lo || !hi) return std::nullopt;
-  return std::make_pair(*lo, *hi);  // by-value types: no memory to keep
+  std::optional<Datum> lowest_key = pg::spi::value(0, 3);
+  if (!lo || !hi || !lowest_key) return std::nullopt;
+  // Aligned windows may not fit partitions made another way: the window
+  // never reaches into one, it stops at its edge.
+  Datum from = *lo;
+  Datum to = *hi;
+  attach::clip_to_gap(p, *lowest_key, from, to);
+  return std::make_pair(from, to);  // by-value types: no memory to keep
 }
 
 }  // namespace
@@ -211,15 +219,15 @@ PARTHEAL_SQL_FUNCTION(partheal_partition_data) {
   long ms =
       pg::guard([&] { return TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()); });
   std::string summary = fmt::format(
-      "partheal_partition_data: {} windows of \"{}\" attached, {} rows moved in {} batches, "
-      "{}.{:03} s{}",
-      windows, name, rows, statements, ms / 1000, ms % 1000,
-      stopped.empty() ? std::string() : "; " + stopped);
+      "partheal_partition_data: {} windows of \"{}\" attached, {} rows moved in {} batches{}",
+      windows, name, rows, statements, stopped.empty() ? std::string() : "; " + stopped);
+  std::string took = fmt::format("It took {}.{:03} s.", ms / 1000, ms % 1000);
   const char* text = summary.c_str();
+  const char* detail = took.c_str();
   bool complete = stopped.empty();
   pg::guard([&] {
     ereport(complete ? NOTICE : WARNING,
-            (errmsg_internal("%s", text),
+            (errmsg_internal("%s", text), errdetail_internal("%s", detail),
              complete ? 0
                       : errhint("The rows of that window and later ones are still in DEFAULT, "
                                 "where readers see them. CALL it again later.")));

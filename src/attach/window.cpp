@@ -276,6 +276,25 @@ std::optional<Oid> partition_with_bounds(const Parent& parent, const Window& win
   return same;
 }
 
+void clip_to_gap(const Parent& parent, Datum key, Datum& lower, Datum& upper) {
+  Relation rel = pg::open_existing(parent.relid, AccessShareLock);
+  heal::refresh_partitions(rel);
+  PartitionDesc desc = pg::guard([&] { return RelationGetPartitionDesc(rel, true); });
+  PartitionBoundInfo info = desc->boundinfo;
+  // Every finite datum is some partition's end: the greatest at or below
+  // the key is where the gap starts, the least above it where it ends.
+  for (int j = 0; info != nullptr && j < info->ndatums; ++j) {
+    if (info->kind[j][0] != PARTITION_RANGE_DATUM_VALUE) continue;
+    Datum d = info->datums[j][0];
+    if (compare(rel, d, key) <= 0) {
+      if (compare(rel, d, lower) > 0) lower = d;
+    } else if (compare(rel, d, upper) < 0) {
+      upper = d;
+    }
+  }
+  pg::guard([&] { relation_close(rel, NoLock); });
+}
+
 std::string window_predicate(const Parent& parent) {
   const RangeKey& k = parent.key;
   return fmt::format("{0}{3} {1} $1 AND {0}{3} {2} $2", k.column, k.ge_operator, k.lt_operator,

@@ -57,6 +57,11 @@ Window window_from_values(const Parent& parent, Datum lower, Datum upper);
 // window that overlaps an attached partition in any other way is 42P17.
 std::optional<Oid> partition_with_bounds(const Parent& parent, const Window& window);
 
+// [lower, upper) cut to the gap between attached partitions that holds
+// `key`, a value no attached partition takes. For keys passed by value (the
+// drain's integer and time keys): a bound it returns is a copy of the value.
+void clip_to_gap(const Parent& parent, Datum key, Datum& lower, Datum& upper);
+
 // "key >= $1 AND key < $2", for statements that take the window as $1, $2.
 std::string window_predicate(const Parent& parent);
 

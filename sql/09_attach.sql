@@ -1,0 +1,210 @@
+-- partheal_attach_window and partheal_partition_data: every outcome, and
+-- every bad input refused with its SQLSTATE and nothing changed.
+\set VERBOSITY default
+SET TimeZone = 'UTC';
+CREATE FUNCTION tree(parent regclass) RETURNS TABLE (child regclass, bound text, rows bigint)
+  LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT c.oid, pg_get_expr(c.relpartbound, c.oid) AS b FROM pg_inherits i
+             JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = parent
+            ORDER BY c.relname COLLATE "C" LOOP
+    child := r.oid; bound := r.b;
+    EXECUTE format('SELECT count(*) FROM %s', r.oid::regclass) INTO rows;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+
+-- A table with no DEFAULT partition: the plain ATTACH, one attempt. The
+-- table is created LIKE the parent and named after the lower bound.
+CREATE TABLE ev (id bigserial, at timestamptz NOT NULL, v text,
+                 doubled bigint GENERATED ALWAYS AS (id * 2) STORED) PARTITION BY RANGE (at);
+CREATE INDEX ON ev (at);
+SELECT * FROM partheal_attach_window('ev', '2026-01-01', '2026-02-01');
+SELECT * FROM tree('ev');
+-- The same window again changes nothing.
+SELECT * FROM partheal_attach_window('ev', '2026-01-01 00:00+00', '2026-02-01');
+-- The bounds are read under the caller's settings, like any timestamptz.
+SET TimeZone = 'America/New_York';
+SELECT * FROM partheal_attach_window('ev', '2026-02-01 00:00+00', '2026-03-01 00:00+00');
+RESET TimeZone;
+SET TimeZone = 'UTC';
+
+-- A DEFAULT that holds nothing for the window: still one attempt.
+CREATE TABLE ev_default PARTITION OF ev DEFAULT;
+
+INSERT INTO ev (at, v) VALUES ('2025-06-01', 'old'), ('2026-05-15', 'may'), ('2026-05-20', 'may');
+SELECT * FROM partheal_attach_window('ev', '2026-04-01', '2026-05-01');
+-- A DEFAULT that holds rows of the window: they move, then the ATTACH. The
+-- generated column is computed again, equal to what it was.
+SELECT * FROM partheal_attach_window('ev', '2026-05-01', '2026-06-01', 'ev_may');
+SELECT tableoid::regclass, at, v, doubled = id * 2 AS generated_ok FROM ev ORDER BY at, id;
+-- A table the caller names that exists and is not attached is attached.
+CREATE TABLE ev_june (LIKE ev INCLUDING ALL);
+INSERT INTO ev_june (at, v) VALUES ('2026-06-10', 'june');
+SELECT * FROM partheal_attach_window('ev', '2026-06-01', '2026-07-01', 'ev_june');
+SELECT * FROM tree('ev');
+
+-- Bad input: each refused, nothing changed.
+SELECT * FROM partheal_attach_window('ev', 'soon', '2026-08-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window('ev', '2026-08-01', '2026-08-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window('ev', '2026-09-01', '2026-08-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window('ev', '2026-05-15', '2026-06-15');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window('ev', '2026-01-01', '2026-03-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window('ev', NULL, '2026-08-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window(NULL, '2026-07-01', '2026-08-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window('ev', '2026-07-01', '2026-08-01', repeat('x', 64));
+\echo :LAST_ERROR_SQLSTATE
+-- A partition of another table is not this window's table.
+SELECT * FROM partheal_attach_window('ev', '2026-07-01', '2026-08-01', 'ev_may');
+\echo :LAST_ERROR_SQLSTATE
+-- A table holding rows outside the window gets PostgreSQL's own error.
+CREATE TABLE ev_wrong (LIKE ev INCLUDING ALL);
+INSERT INTO ev_wrong (at, v) VALUES ('2030-01-01', 'elsewhere');
+SELECT * FROM partheal_attach_window('ev', '2026-07-01', '2026-08-01', 'ev_wrong');
+\echo :LAST_ERROR_SQLSTATE
+DROP TABLE ev_wrong;
+SELECT count(*) AS tables_named_ev FROM pg_class WHERE relname LIKE 'ev%' AND relkind = 'r';
+-- Not a RANGE table on one column.
+CREATE TABLE flat (at timestamptz);
+SELECT * FROM partheal_attach_window('flat', '2026-01-01', '2026-02-01');
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE by_list (k int) PARTITION BY LIST (k);
+SELECT * FROM partheal_attach_window('by_list', '1', '2');
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE two_cols (a int, b int) PARTITION BY RANGE (a, b);
+SELECT * FROM partheal_attach_window('two_cols', '1', '2');
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE by_expr (at timestamp) PARTITION BY RANGE ((at::date));
+SELECT * FROM partheal_attach_window('by_expr', '2026-01-01', '2026-02-01');
+\echo :LAST_ERROR_SQLSTATE
+
+-- Only the owner, or a member of the owning role, may attach; what is
+-- created belongs to the parent's owner even when a superuser calls.
+CREATE ROLE attach_owner;
+CREATE ROLE attach_member IN ROLE attach_owner;
+CREATE ROLE attach_stranger;
+CREATE TABLE owned (id int NOT NULL) PARTITION BY RANGE (id);
+ALTER TABLE owned OWNER TO attach_owner;
+GRANT SELECT, INSERT, UPDATE, DELETE ON owned TO attach_stranger;
+SET ROLE attach_stranger;
+SELECT * FROM partheal_attach_window('owned', '0', '10');
+\echo :LAST_ERROR_SQLSTATE
+-- partheal runs as the owner, with the owner's rights, not the caller's.
+SET ROLE attach_member;
+SELECT * FROM partheal_attach_window('owned', '0', '10');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+GRANT CREATE ON SCHEMA public TO attach_owner;
+SET ROLE attach_member;
+SELECT * FROM partheal_attach_window('owned', '0', '10');
+RESET ROLE;
+SELECT * FROM partheal_attach_window('owned', '10', '20');
+SELECT c.relname, pg_get_userbyid(c.relowner) AS owner FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'owned'::regclass ORDER BY 1;
+
+-- Integer, date, timestamp and text keys; a negative bound names "_pm".
+CREATE TABLE nums (n int, v text) PARTITION BY RANGE (n);
+CREATE TABLE nums_rest PARTITION OF nums DEFAULT;
+INSERT INTO nums SELECT g, 'x' FROM generate_series(-15, 24) g;
+SELECT * FROM partheal_attach_window('nums', '-10', '0');
+SELECT * FROM partheal_attach_window('nums', '0', '10');
+SELECT * FROM partheal_attach_window('nums', '1e3', '2000');
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE days (d date NOT NULL) PARTITION BY RANGE (d);
+SELECT * FROM partheal_attach_window('days', '2026-03-01', '2026-03-02');
+CREATE TABLE stamps (t timestamp(0) NOT NULL) PARTITION BY RANGE (t);
+SELECT * FROM partheal_attach_window('stamps', '2026-03-01 06:00', '2026-03-01 12:00');
+CREATE TABLE words (w text COLLATE "C" NOT NULL) PARTITION BY RANGE (w);
+CREATE TABLE words_rest PARTITION OF words DEFAULT;
+INSERT INTO words VALUES ('apple'), ('Banana'), ('melon'), ('zebra');
+SELECT * FROM partheal_attach_window('words', 'a', 'n');
+SELECT tableoid::regclass, w FROM words ORDER BY w;
+SELECT * FROM tree('nums');
+
+-- DEFAULT with its columns in another order and a dropped column: rows
+-- move by name.
+CREATE TABLE shuffled (a int NOT NULL, b text, c int) PARTITION BY RANGE (a);
+CREATE TABLE shuffled_legacy (c int, junk int, b text, a int NOT NULL);
+ALTER TABLE shuffled_legacy DROP COLUMN junk;
+INSERT INTO shuffled_legacy (a, b, c) VALUES (1, 'one', 10), (5, 'five', 50), (50, 'fifty', 500);
+ALTER TABLE shuffled ATTACH PARTITION shuffled_legacy DEFAULT;
+SELECT * FROM partheal_attach_window('shuffled', '0', '10');
+SELECT tableoid::regclass, a, b, c FROM shuffled ORDER BY a;
+
+-- A DEFAULT that is a foreign table cannot be locked or moved out of: when
+-- it holds rows of the window, the window stays in DEFAULT and a NOTICE
+-- says why; nothing is created.
+CREATE EXTENSION file_fdw;
+CREATE SERVER files FOREIGN DATA WRAPPER file_fdw;
+CREATE TABLE remote (k int NOT NULL, v text) PARTITION BY RANGE (k);
+DO $$
+BEGIN
+  EXECUTE format('COPY (SELECT g, ''r'' FROM generate_series(1, 5) g) TO %L',
+                 current_setting('data_directory') || '/partheal_remote.csv');
+  EXECUTE format('CREATE FOREIGN TABLE remote_default (k int NOT NULL, v text) SERVER files '
+                 'OPTIONS (filename %L)', current_setting('data_directory') || '/partheal_remote.csv');
+END $$;
+ALTER TABLE remote ATTACH PARTITION remote_default DEFAULT;
+SELECT * FROM partheal_attach_window('remote', '0', '10');
+SELECT * FROM partheal_attach_window('remote', '100', '200');
+SELECT * FROM tree('remote');
+
+-- Inside the caller's transaction: a rollback takes the attach back.
+BEGIN;
+SELECT outcome, rows_moved FROM partheal_attach_window('nums', '10', '20');
+ROLLBACK;
+SELECT * FROM tree('nums');
+
+-- The drain: DEFAULT window by window, oldest first, each window created if
+-- missing and cut to fit between the partitions already there. NULL keys
+-- have no window and stay in DEFAULT. (Terse: the summary's DETAIL is the
+-- time it took.)
+\set VERBOSITY terse
+INSERT INTO nums VALUES (NULL, 'no key');
+CALL partheal_partition_data('nums', '7');
+SELECT * FROM tree('nums');
+CREATE TABLE logs (at timestamptz NOT NULL, v int) PARTITION BY RANGE (at);
+CREATE TABLE logs_legacy (LIKE logs);
+INSERT INTO logs_legacy SELECT '2025-10-15'::timestamptz + g * interval '9 days', g
+  FROM generate_series(0, 20) g;
+INSERT INTO logs_legacy VALUES ('infinity', -1);
+ALTER TABLE logs ATTACH PARTITION logs_legacy DEFAULT;
+SELECT count(*) FROM logs;
+CALL partheal_partition_data('logs', '1 month', 2);
+SELECT * FROM tree('logs');
+SELECT count(*) FROM logs;
+-- Inside a transaction block it cannot commit, says so, and still works.
+CREATE TABLE daily (d date NOT NULL) PARTITION BY RANGE (d);
+CREATE TABLE daily_legacy PARTITION OF daily DEFAULT;
+INSERT INTO daily SELECT '2026-01-01'::date + g FROM generate_series(0, 5) g;
+BEGIN;
+CALL partheal_partition_data('daily', '2 days');
+COMMIT;
+\set VERBOSITY default
+SELECT * FROM tree('daily');
+-- Bad input.
+CALL partheal_partition_data('daily', '1 month 2 days');
+\echo :LAST_ERROR_SQLSTATE
+CALL partheal_partition_data('daily', '12 hours');
+\echo :LAST_ERROR_SQLSTATE
+CALL partheal_partition_data('nums', 'ten');
+\echo :LAST_ERROR_SQLSTATE
+CALL partheal_partition_data('nums', '10', 0);
+\echo :LAST_ERROR_SQLSTATE
+CALL partheal_partition_data('nums', NULL);
+\echo :LAST_ERROR_SQLSTATE
+CREATE TABLE texts (k text NOT NULL) PARTITION BY RANGE (k);
+CALL partheal_partition_data('texts', '1');
+\echo :LAST_ERROR_SQLSTATE
+SET ROLE attach_stranger;
+CALL partheal_partition_data('owned', '10');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
