@@ -107,6 +107,11 @@ SET ROLE attach_member;
 SELECT * FROM partheal_attach_window('owned', '0', '10');
 RESET ROLE;
 SELECT * FROM partheal_attach_window('owned', '10', '20');
+-- A superuser caller lends partheal none of its rights.
+REVOKE CREATE ON SCHEMA public FROM attach_owner;
+SELECT * FROM partheal_attach_window('owned', '20', '30');
+\echo :LAST_ERROR_SQLSTATE
+GRANT CREATE ON SCHEMA public TO attach_owner;
 SELECT c.relname, pg_get_userbyid(c.relowner) AS owner FROM pg_inherits i
   JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'owned'::regclass ORDER BY 1;
 
@@ -120,6 +125,9 @@ SELECT * FROM partheal_attach_window('nums', '1e3', '2000');
 \echo :LAST_ERROR_SQLSTATE
 CREATE TABLE days (d date NOT NULL) PARTITION BY RANGE (d);
 SELECT * FROM partheal_attach_window('days', '2026-03-01', '2026-03-02');
+-- A table that already has the generated name is the one attached.
+CREATE TABLE days_p20260401 (LIKE days);
+SELECT * FROM partheal_attach_window('days', '2026-04-01', '2026-05-01');
 CREATE TABLE stamps (t timestamp(0) NOT NULL) PARTITION BY RANGE (t);
 SELECT * FROM partheal_attach_window('stamps', '2026-03-01 06:00', '2026-03-01 12:00');
 CREATE TABLE words (w text COLLATE "C" NOT NULL) PARTITION BY RANGE (w);
@@ -156,12 +164,30 @@ ALTER TABLE remote ATTACH PARTITION remote_default DEFAULT;
 SELECT * FROM partheal_attach_window('remote', '0', '10');
 SELECT * FROM partheal_attach_window('remote', '100', '200');
 SELECT * FROM tree('remote');
+-- Why partheal looks first: PostgreSQL's own ATTACH does not scan a foreign
+-- DEFAULT, and would hide its rows of the window from queries that prune.
+BEGIN;
+CREATE TABLE remote_low (LIKE remote);
+ALTER TABLE remote ATTACH PARTITION remote_low FOR VALUES FROM (0) TO (10);
+SELECT count(*) AS rows_a_pruned_query_sees FROM remote WHERE k BETWEEN 1 AND 5;
+ROLLBACK;
 
 -- Inside the caller's transaction: a rollback takes the attach back.
 BEGIN;
 SELECT outcome, rows_moved FROM partheal_attach_window('nums', '10', '20');
 ROLLBACK;
 SELECT * FROM tree('nums');
+-- Inside a PL/pgSQL block with an EXCEPTION clause.
+DO $$
+DECLARE r record;
+BEGIN
+  SELECT * INTO r FROM partheal_attach_window('nums', '30', '40');
+  RAISE NOTICE 'outcome %', r.outcome;
+  PERFORM partheal_attach_window('nums', '35', '45');
+EXCEPTION WHEN invalid_object_definition THEN
+  RAISE NOTICE 'caught %: %', SQLSTATE, SQLERRM;
+END $$;
+SELECT count(*) AS nums_p30_exists FROM pg_class WHERE relname = 'nums_p30';
 
 -- The drain: DEFAULT window by window, oldest first, each window created if
 -- missing and cut to fit between the partitions already there. NULL keys
@@ -188,6 +214,8 @@ INSERT INTO daily SELECT '2026-01-01'::date + g FROM generate_series(0, 5) g;
 BEGIN;
 CALL partheal_partition_data('daily', '2 days');
 COMMIT;
+-- A window left in DEFAULT stops the drain with a WARNING naming it.
+CALL partheal_partition_data('remote', '10');
 \set VERBOSITY default
 SELECT * FROM tree('daily');
 -- Bad input.

@@ -147,8 +147,14 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, 
   pg::in_subtransaction([&] {
     LockBudget budget;
     if (OidIsValid(p.default_relid)) {
+      // EXCLUSIVE keeps writers out while the partition set changes. Once
+      // rows have moved, readers must be kept out too: a reader planned
+      // with the old partition set, then held at DEFAULT's lock, would run
+      // after the commit with a new snapshot and find the rows in neither
+      // place. Held at the parent, it plans after the commit instead.
       budget.apply();
-      pg::spi::execute(fmt::format("LOCK TABLE ONLY {} IN EXCLUSIVE MODE", n.parent),
+      pg::spi::execute(fmt::format("LOCK TABLE ONLY {} IN {} MODE", n.parent,
+                                   locked ? "ACCESS EXCLUSIVE" : "EXCLUSIVE"),
                        SPI_OK_UTILITY);
       held_since = pg::guard([] { return GetCurrentTimestamp(); });
     }

@@ -8,8 +8,11 @@
 //     mid-routing while the partition set changes.
 //  2. On a DEFAULT conflict, the bulk of the window's rows moves out of DEFAULT
 //     under ROW EXCLUSIVE, which blocks no reader and no writer.
-//  3. The locked form: EXCLUSIVE on the parent first, then ACCESS EXCLUSIVE on
-//     the window's table and on DEFAULT; the tail moves, then ATTACH.
+//  3. The locked form: the parent first, then ACCESS EXCLUSIVE on the
+//     window's table and on DEFAULT; the tail moves, then ATTACH. The parent
+//     is locked ACCESS EXCLUSIVE here, one step above seed 002's EXCLUSIVE:
+//     with rows moving, a reader must plan after the commit, not before it
+//     (attach_writer.spec's reader permutation loses the rows otherwise).
 //
 // The moves and the ATTACH commit together, with the caller's transaction, so
 // readers of the parent see a window's rows before or after, never neither.
