@@ -172,6 +172,17 @@ ALTER TABLE remote ATTACH PARTITION remote_low FOR VALUES FROM (0) TO (10);
 SELECT count(*) AS rows_a_pruned_query_sees FROM remote WHERE k BETWEEN 1 AND 5;
 ROLLBACK;
 
+-- A table that foreign keys reference: moving rows would run their ON
+-- DELETE actions, so a DEFAULT holding rows of the window stays as it is.
+CREATE TABLE orders (id int NOT NULL, PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE orders_rest PARTITION OF orders DEFAULT;
+CREATE TABLE order_lines (order_id int REFERENCES orders ON DELETE CASCADE);
+INSERT INTO orders VALUES (1), (2), (50);
+INSERT INTO order_lines VALUES (1), (2), (50);
+SELECT * FROM partheal_attach_window('orders', '0', '10');
+SELECT * FROM partheal_attach_window('orders', '100', '200');
+SELECT count(*) AS lines_kept FROM order_lines;
+
 -- Inside the caller's transaction: a rollback takes the attach back.
 BEGIN;
 SELECT outcome, rows_moved FROM partheal_attach_window('nums', '10', '20');

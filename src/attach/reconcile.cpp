@@ -45,6 +45,7 @@ namespace {
 // (a table it created, rows it moved) and report default_holds_rows.
 struct GiveUp {
   std::string reason;
+  std::string hint;  // what the caller can do about it
 };
 
 enum class Try { kAttached, kDefaultConflict };
@@ -139,6 +140,17 @@ bool default_holds_window_rows(const Parent& p, const Window& w) {
   return pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}, true) > 0;
 }
 
+// A foreign key that references the table sees a move as a DELETE: ON
+// DELETE CASCADE would delete the referencing rows, NO ACTION would fail.
+bool referenced_by_foreign_keys(const Parent& p) {
+  Oid types[] = {OIDOID};
+  Datum values[] = {ObjectIdGetDatum(p.default_relid)};
+  return pg::spi::execute(
+             "SELECT 1 FROM pg_catalog.pg_constraint WHERE contype OPERATOR(pg_catalog.=) 'f' "
+             "AND confrelid OPERATOR(pg_catalog.=) $1 LIMIT 1",
+             SPI_OK_SELECT, {1, types, values, nullptr}, true) > 0;
+}
+
 // One attempt, in its own subtransaction: a lock that cannot be had in time
 // or a DEFAULT conflict rolls back only this attempt and its locks.
 Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, Result& r,
@@ -190,13 +202,16 @@ Try attempt(const Parent& p, const Window& w, const Names& n, bool locked, Resul
       r.move_statements = statements_before;
       if (is_default_conflict(e, p)) return Try::kDefaultConflict;
       if (locked && e.sqlerrcode() == ERRCODE_WRONG_OBJECT_TYPE)
-        throw GiveUp{fmt::format("the DEFAULT partition cannot be locked: {}", e.what())};
+        throw GiveUp{fmt::format("the DEFAULT partition cannot be locked: {}", e.what()),
+                     "Move the window's rows out of DEFAULT yourself, then attach."};
       if (!is_lock_wait(e)) throw;
       last = e.what();
     }
   }
   throw GiveUp{fmt::format("its locks could not be had in {} attempts of {} ms ({})",
-                           settings::attach_lock_attempts, lock_budget_ms(), last)};
+                           settings::attach_lock_attempts, lock_budget_ms(), last),
+               "Another transaction held the table or its DEFAULT partition; try again when it "
+               "has ended."};
 }
 
 void log_line(const std::string& line, int level) {
@@ -237,16 +252,23 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
           pg::spi::execute(ddl::create_like_sql(p.schema, table, p.name), SPI_OK_UTILITY);
         r.partition = lookup();
         if (p.default_is_foreign && default_holds_window_rows(p, w))
-          throw GiveUp{fmt::format(
-              "the DEFAULT partition \"{}\" is a foreign table, which partheal can neither lock "
-              "nor move rows out of",
-              p.default_name)};
+          throw GiveUp{fmt::format("the DEFAULT partition \"{}\" is a foreign table, which "
+                                   "partheal can neither lock "
+                                   "nor move rows out of",
+                                   p.default_name),
+                       "Move the window's rows out of the foreign table yourself, then attach."};
         if (attempt(p, w, n, false, r, held_since) == Try::kAttached) return;
+        if (referenced_by_foreign_keys(p))
+          throw GiveUp{
+              "foreign keys reference the table, and moving rows out of DEFAULT would "
+              "run their ON DELETE actions",
+              "Attach the window before rows of it arrive in DEFAULT."};
         r.rows_moved += move_rows(p, w, n, batch_rows, r);
         if (attempt(p, w, n, true, r, held_since) == Try::kAttached) return;
         throw GiveUp{
             "DEFAULT still holds rows of the window that this transaction cannot see (under "
-            "REPEATABLE READ, rows committed after its snapshot)"};
+            "REPEATABLE READ, rows committed after its snapshot)",
+            "Attach in a READ COMMITTED transaction."};
       });
     });
   } catch (const GiveUp& g) {
@@ -258,8 +280,9 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
     std::string message = fmt::format("partheal: the window {} of \"{}\" was not attached: {}",
                                       n.range, p.name, g.reason);
     std::string hint =
-        "Its rows are still in the DEFAULT partition, where readers of the table see them; "
-        "nothing was changed. Try again later.";
+        "Its rows are still in the DEFAULT partition, where readers of the table "
+        "see them; nothing was changed. " +
+        g.hint;
     log_line(fmt::format("{} {}", errors::kLogAttachGaveUp, message), LOG);
     const char* m = message.c_str();
     const char* h = hint.c_str();
