@@ -1,0 +1,251 @@
+# docs/migration.md, run as written: its script turns a plain events table of
+# 50,000 rows into monthly partitions while a writer keeps inserting, and no
+# write is lost, rejected or duplicated. Then the guide's claims that need a
+# failure to show: without ALTER SEQUENCE ... OWNED BY the drop is refused and
+# rolled back whole; a row left in DEFAULT stops the drop; a swap that cannot
+# have its locks gives up, changes nothing, and a second run completes.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use IPC::Run;
+use Time::HiRes qw(time);
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+plan skip_all => 'under valgrind: a live writer needs native speed' if $ENV{PARTHEAL_VALGRIND};
+
+# The guide travels with the tests: test/t/../../docs/migration.md, or under
+# PARTHEAL_ROOT when the tests run from a copy without docs/.
+my ($guide) = grep { -f $_ } ("$FindBin::Bin/../../docs/migration.md",
+  defined $ENV{PARTHEAL_ROOT} ? ("$ENV{PARTHEAL_ROOT}/docs/migration.md") : ());
+my ($script) = $guide ? slurp_file($guide)
+  =~ /^<!-- migration-script:begin -->\n```sql\n(.*?)^```\n<!-- migration-script:end -->$/ms : ();
+unless ($script) {
+  fail($guide ? "a ```sql block between the migration-script markers of $guide"
+    : 'docs/migration.md next to test/ (the copy must include docs/) or under PARTHEAL_ROOT');
+  done_testing();
+  exit;
+}
+
+my $node = PartHeal::new_node('migration');
+$node->safe_psql('postgres', 'CREATE ROLE app LOGIN');
+
+# The guide's starting point, with $rows rows over the twelve months that end
+# with this one, oldest first, and ids from the bigserial's sequence.
+my $setup = sub {
+  my ($db, $rows) = @_;
+  $node->safe_psql('postgres', "CREATE DATABASE $db") unless $db eq 'postgres';
+  $node->safe_psql($db, qq{
+    CREATE TABLE events (
+      id         bigserial PRIMARY KEY,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      kind       text NOT NULL,
+      payload    jsonb
+    );
+    CREATE INDEX events_created_at_idx ON events (created_at);
+    GRANT SELECT, INSERT ON events TO app;
+    GRANT USAGE ON SEQUENCE events_id_seq TO app;
+    INSERT INTO events (created_at, kind, payload)
+    SELECT m.lower + (least(m.lower + interval '1 month', now()) - m.lower)
+             * ((g / 12)::float8 / ($rows / 12 + 1)),
+           'old', jsonb_build_object('g', g)
+      FROM generate_series(0, $rows - 1) g,
+           LATERAL (SELECT date_trunc('month', now()) - make_interval(months => 11 - g % 12) AS lower) m
+     ORDER BY 1;
+    ANALYZE events;
+  });
+  return $node->safe_psql($db, q{SELECT date_trunc('month', now())});
+};
+
+my $script_file = "${PostgreSQL::Test::Utils::tmp_check}/migration.sql";
+my $write_script = sub {
+  open(my $fh, '>', $script_file) or die "$script_file: $!";
+  print $fh shift;
+  close $fh;
+};
+# As the guide says to run it.
+my $psql_script = sub { ['psql', '-X', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr(shift), '-f', $script_file] };
+my $run_script = sub {
+  my ($db) = @_;
+  my ($out, $err) = ('', '');
+  IPC::Run::run($psql_script->($db), '>', \$out, '2>', \$err);
+  return ($? >> 8, $out, $err);
+};
+
+# -- The migration under a live writer --------------------------------------
+
+my $month = $setup->('postgres', 50000);
+$write_script->($script);
+
+# The application: one psql session as app, plain INSERTs back to back, each
+# followed by a marker so that a statement's end is seen whether it
+# succeeded (an id) or failed (stderr).
+my ($w_in, $w_out, $w_err) = ('', '', '');
+my $writer = IPC::Run::start(
+  [ 'psql', '-XAtq', '-d', $node->connstr('postgres') . ' user=app' ],
+  '<', \$w_in, '>', \$w_out, '2>', \$w_err);
+my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+my (@ids, $sent, $longest);
+$sent = 0;
+$longest = 0;
+my $write_one = sub {
+  $sent++;
+  $w_in .= qq{INSERT INTO events (created_at, kind, payload) VALUES (now(), 'live', '{"w": $sent}') RETURNING id;\n}
+    . "\\echo done $sent\n";
+  my $t0 = time;
+  $timer->start($PostgreSQL::Test::Utils::timeout_default);
+  pump_until($writer, $timer, \$w_out, qr/^done $sent\n/m) or die "the writer is stuck at insert $sent";
+  my $waited = time - $t0;
+  $longest = $waited if $waited > $longest;
+  $w_out =~ s/\A(.*?)^done $sent\n//ms or die "unexpected writer output: $w_out";
+  push @ids, $1 =~ /^(\d+)$/mg;
+};
+
+$write_one->() for 1 .. 20;
+my ($m_out, $m_err) = ('', '');
+my $started = time;
+my $migration = IPC::Run::start($psql_script->('postgres'), '>', \$m_out, '2>', \$m_err);
+my $during = 0;
+for (;;) {
+  $write_one->();
+  $during++;
+  $migration->pump_nb;
+  last unless $migration->pumpable;
+  die 'the migration did not end' if time - $started > 600;
+}
+$migration->finish;
+my $rc = $migration->full_result(0) >> 8;
+my $took = time - $started;
+$write_one->() for 1 .. 20;
+$w_in .= "\\q\n";
+$writer->finish;
+
+is($rc, 0, 'the guide\'s script runs to the end with ON_ERROR_STOP') or diag($m_err);
+unlike($m_err, qr/ERROR|WARNING/, 'and reports no error or warning');
+note("migration: $m_out$m_err");
+note(sprintf('the script took %.2f s; the writer inserted %d rows meanwhile, its longest wait %d ms',
+  $took, $during, $longest * 1000));
+cmp_ok($during, '>=', 10, 'the writer was inserting while the script ran');
+is($w_err, '', 'the writer got no error');
+is(scalar(@ids), $sent, "every one of the writer's $sent inserts returned an id");
+
+my $sql = sub { $node->safe_psql('postgres', shift) };
+is($sql->(q{SELECT string_agg(id::text, ',' ORDER BY id) FROM events WHERE kind = 'live'}),
+  join(',', sort { $a <=> $b } @ids), 'every row the writer committed is there, once');
+is($sql->(q{SELECT format('%s %s %s %s', count(*), count(DISTINCT id), min(id), max(id))
+    FROM events WHERE kind = 'old'}),
+  '50000 50000 1 50000', 'all 50,000 legacy rows are there, with their ids');
+is($sql->(q{SELECT count(*) - count(DISTINCT id) FROM events}), '0', 'no id appears twice');
+
+is($sql->(q{SELECT to_regclass('events_legacy') IS NULL AND NOT EXISTS (
+    SELECT FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'events'::regclass AND pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT')}),
+  't', 'the DEFAULT partition is gone');
+my $windows = q{
+  SELECT c.relname, (regexp_match(pg_get_expr(c.relpartbound, c.oid),
+           '^FOR VALUES FROM \(''([^'']+)''\) TO \(''([^'']+)''\)$'))::timestamptz[] AS b
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+   WHERE i.inhparent = 'events'::regclass};
+is($sql->(qq{SELECT count(*) FROM ($windows) w
+    WHERE b IS NULL OR b[1] <> date_trunc('month', b[1]) OR b[2] <> b[1] + interval '1 month'
+       OR relname <> 'events_p' || to_char(b[1], 'YYYYMMDD')}),
+  '0', 'every partition is one calendar month, named events_pYYYYMM01');
+is($sql->(qq{SELECT min(b[1]) = timestamptz '$month' - interval '11 months'
+       AND max(b[1]) >= timestamptz '$month' + interval '1 month'
+       AND count(*) = (SELECT count(*) FROM generate_series(min(b[1]), max(b[1]), interval '1 month'))
+     FROM ($windows) w}),
+  't', 'the months run without a gap from the oldest legacy month to the next month');
+note('partitions: ' . $sql->(q{SELECT string_agg(format('%s %s', c.relname, (SELECT count(*) FROM events e
+    WHERE e.tableoid = c.oid)), ', ' ORDER BY c.relname) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'events'::regclass}));
+
+is($sql->(q{SELECT format('%s %s', conname, pg_get_constraintdef(oid)) FROM pg_constraint
+    WHERE conrelid = 'events'::regclass AND contype = 'p'}),
+  'events_pkey PRIMARY KEY (id, created_at)', 'the primary key is (id, created_at), under its old name');
+is($sql->(q{SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class c JOIN pg_index i
+    ON i.indexrelid = c.oid WHERE i.indrelid = 'events'::regclass}),
+  'events_created_at_idx,events_pkey', 'the parent\'s indexes have the old names');
+is($sql->(q{SELECT pg_get_serial_sequence('events', 'id')}), 'public.events_id_seq',
+  'events_id_seq is owned by events.id');
+my $max = $sql->(q{SELECT max(id) FROM events});
+cmp_ok($sql->(q{SELECT nextval('events_id_seq')}), '>', $max,
+  'nextval still works after the drop, above every id in the table');
+my ($ret, $out, $err) = $node->psql('postgres',
+  q{INSERT INTO events (created_at, kind) VALUES (now(), 'after') RETURNING tableoid::regclass},
+  extra_params => [ '-U', 'app' ]);
+is($ret, 0, 'a plain INSERT by the application still lands') or diag($err);
+is($out, 'events_p' . $sql->(q{SELECT to_char(now(), 'YYYYMM01')}), 'in this month\'s partition');
+($ret, $out, $err) = $node->psql('postgres', q{INSERT INTO events (id, created_at, kind)
+    SELECT id, created_at, 'dup' FROM events WHERE kind = 'after'});
+like($err, qr/duplicate key value violates unique constraint "events_p\d+_pkey"/,
+  'the key refuses a second row with the same id and created_at');
+($ret, $out, $err) = $node->psql('postgres', q{INSERT INTO events (created_at, kind)
+    VALUES (date_trunc('month', now()) + interval '3 months', 'far')});
+like($err, qr/no partition of relation "events" found for row/,
+  'with no DEFAULT, a month that has no partition is refused');
+# The monthly job that replaces the DEFAULT: with none left, attaching a month
+# does not wait for an open insert.
+my $inserting = $node->background_psql('postgres');
+$inserting->query_safe(q{BEGIN; INSERT INTO events (created_at, kind) VALUES (now(), 'open')});
+is($sql->(q{SET partheal.attach_lock_attempts = 1;
+    SELECT outcome FROM partheal_attach_window('events',
+      (date_trunc('month', now()) + interval '2 months')::text,
+      (date_trunc('month', now()) + interval '3 months')::text)}),
+  'attached', 'with no DEFAULT, the month after next attaches while an insert is open');
+$inserting->query_safe('COMMIT');
+$inserting->quit;
+my @held = slurp_file($node->logfile) =~ /PHL06 .* the parent held EXCLUSIVE for (\d+) ms/g;
+note('the parent was held EXCLUSIVE per attach (ms): ' . join(', ', @held));
+
+# -- Without OWNED BY ---------------------------------------------------------
+
+my $without = $script =~ s/^ALTER SEQUENCE events_id_seq OWNED BY events\.id;\n//mr;
+isnt($without, $script, 'the script has the OWNED BY step to take out');
+$setup->('unowned', 1200);
+$write_script->($without);
+($ret, $out, $err) = $run_script->('unowned');
+isnt($ret, 0, 'without OWNED BY the script fails');
+like($err, qr/cannot drop table events_legacy because other objects depend on it/,
+  'at the drop: the id defaults depend on the legacy table\'s sequence');
+is($node->safe_psql('unowned', q{SELECT format('%s %s %s', pg_get_expr(c.relpartbound, c.oid),
+    (SELECT count(*) FROM events_legacy), (SELECT count(*) FROM events))
+    FROM pg_class c WHERE c.relname = 'events_legacy'}),
+  'DEFAULT 0 1200', 'and the detach rolled back with it: the empty DEFAULT is still attached');
+
+# -- A row left in DEFAULT ------------------------------------------------------
+
+$setup->('leftover', 1200);
+$node->safe_psql('leftover', q{INSERT INTO events (created_at, kind) VALUES ('infinity', 'stray')});
+$write_script->($script);
+($ret, $out, $err) = $run_script->('leftover');
+isnt($ret, 0, 'a row with no window stops the script');
+like($err, qr/events_legacy still holds rows/, 'at the emptiness check');
+is($node->safe_psql('leftover', q{SELECT format('%s %s', pg_get_expr(c.relpartbound, c.oid),
+    (SELECT kind FROM events_legacy)) FROM pg_class c WHERE c.relname = 'events_legacy'}),
+  'DEFAULT stray', 'the DEFAULT is still attached, with the row');
+
+# -- The swap cannot have its locks --------------------------------------------
+
+$setup->('busy', 1200);
+my $reader = $node->background_psql('busy');
+$reader->query_safe('BEGIN; SELECT count(*) FROM events;');
+($ret, $out, $err) = $run_script->('busy');
+isnt($ret, 0, 'a transaction reading events keeps the swap from its lock');
+like($err, qr/canceling statement due to lock timeout/, 'the swap gives up on lock_timeout');
+is($node->safe_psql('busy', q{SELECT format('%s %s %s', relkind,
+    (SELECT relkind FROM pg_class WHERE relname = 'events_new'), (SELECT count(*) FROM events))
+    FROM pg_class WHERE relname = 'events'}),
+  'r p 1200', 'nothing changed: events is the plain table with its rows, events_new is empty');
+$reader->query_safe('COMMIT');
+$reader->quit;
+($ret, $out, $err) = $run_script->('busy');
+is($ret, 0, 'run again, the script completes') or diag($err);
+is($node->safe_psql('busy', q{SELECT format('%s %s %s', relkind, (SELECT count(*) FROM events),
+    (SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass))
+    FROM pg_class WHERE relname = 'events'}),
+  'p 1200 13', 'events is partitioned, with every row, in 13 months');
+
+$node->stop;
+done_testing();
