@@ -17,67 +17,67 @@ END $$;
 
 -- A table with no DEFAULT partition: the plain ATTACH, one attempt. The
 -- table is created LIKE the parent and named after the lower bound.
-CREATE TABLE ev (id bigserial, at timestamptz NOT NULL, v text,
+CREATE TABLE tl (id bigserial, at timestamptz NOT NULL, v text,
                  doubled bigint GENERATED ALWAYS AS (id * 2) STORED) PARTITION BY RANGE (at);
-CREATE INDEX ON ev (at);
-SELECT * FROM partheal_attach_window('ev', '2026-01-01', '2026-02-01');
-SELECT * FROM tree('ev');
+CREATE INDEX ON tl (at);
+SELECT * FROM partheal_attach_window('tl', '2026-01-01', '2026-02-01');
+SELECT * FROM tree('tl');
 -- The same window again changes nothing.
-SELECT * FROM partheal_attach_window('ev', '2026-01-01 00:00+00', '2026-02-01');
+SELECT * FROM partheal_attach_window('tl', '2026-01-01 00:00+00', '2026-02-01');
 -- The bounds are read under the caller's settings, like any timestamptz.
 SET TimeZone = 'America/New_York';
-SELECT * FROM partheal_attach_window('ev', '2026-02-01 00:00+00', '2026-03-01 00:00+00');
+SELECT * FROM partheal_attach_window('tl', '2026-02-01 00:00+00', '2026-03-01 00:00+00');
 RESET TimeZone;
 SET TimeZone = 'UTC';
 
 -- A DEFAULT that holds nothing for the window: still one attempt.
-CREATE TABLE ev_default PARTITION OF ev DEFAULT;
+CREATE TABLE tl_default PARTITION OF tl DEFAULT;
 
-INSERT INTO ev (at, v) VALUES ('2025-06-01', 'old'), ('2026-05-15', 'may'), ('2026-05-20', 'may');
-SELECT * FROM partheal_attach_window('ev', '2026-04-01', '2026-05-01');
+INSERT INTO tl (at, v) VALUES ('2025-06-01', 'old'), ('2026-05-15', 'may'), ('2026-05-20', 'may');
+SELECT * FROM partheal_attach_window('tl', '2026-04-01', '2026-05-01');
 -- A DEFAULT that holds rows of the window: they move, then the ATTACH. The
 -- generated column is computed again, equal to what it was.
-SELECT * FROM partheal_attach_window('ev', '2026-05-01', '2026-06-01', 'ev_may');
-SELECT tableoid::regclass, at, v, doubled = id * 2 AS generated_ok FROM ev ORDER BY at, id;
+SELECT * FROM partheal_attach_window('tl', '2026-05-01', '2026-06-01', 'tl_may');
+SELECT tableoid::regclass, at, v, doubled = id * 2 AS generated_ok FROM tl ORDER BY at, id;
 -- A table the caller names that exists and is not attached is attached.
-CREATE TABLE ev_june (LIKE ev INCLUDING ALL);
-INSERT INTO ev_june (at, v) VALUES ('2026-06-10', 'june');
-SELECT * FROM partheal_attach_window('ev', '2026-06-01', '2026-07-01', 'ev_june');
-SELECT * FROM tree('ev');
+CREATE TABLE tl_june (LIKE tl INCLUDING ALL);
+INSERT INTO tl_june (at, v) VALUES ('2026-06-10', 'june');
+SELECT * FROM partheal_attach_window('tl', '2026-06-01', '2026-07-01', 'tl_june');
+SELECT * FROM tree('tl');
 
 -- Bad input: each refused, nothing changed.
-SELECT * FROM partheal_attach_window('ev', 'soon', '2026-08-01');
+SELECT * FROM partheal_attach_window('tl', 'soon', '2026-08-01');
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM partheal_attach_window('ev', '2026-08-01', '2026-08-01');
+SELECT * FROM partheal_attach_window('tl', '2026-08-01', '2026-08-01');
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM partheal_attach_window('ev', '2026-09-01', '2026-08-01');
+SELECT * FROM partheal_attach_window('tl', '2026-09-01', '2026-08-01');
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM partheal_attach_window('ev', '2026-05-15', '2026-06-15');
+SELECT * FROM partheal_attach_window('tl', '2026-05-15', '2026-06-15');
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM partheal_attach_window('ev', '2026-01-01', '2026-03-01');
+SELECT * FROM partheal_attach_window('tl', '2026-01-01', '2026-03-01');
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM partheal_attach_window('ev', NULL, '2026-08-01');
+SELECT * FROM partheal_attach_window('tl', NULL, '2026-08-01');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM partheal_attach_window(NULL, '2026-07-01', '2026-08-01');
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM partheal_attach_window('ev', '2026-07-01', '2026-08-01', repeat('x', 64));
+SELECT * FROM partheal_attach_window('tl', '2026-07-01', '2026-08-01', repeat('x', 64));
 \echo :LAST_ERROR_SQLSTATE
 -- A partition of another table is not this window's table.
-SELECT * FROM partheal_attach_window('ev', '2026-07-01', '2026-08-01', 'ev_may');
+SELECT * FROM partheal_attach_window('tl', '2026-07-01', '2026-08-01', 'tl_may');
 \echo :LAST_ERROR_SQLSTATE
 -- A table holding rows outside the window gets PostgreSQL's own error.
-CREATE TABLE ev_wrong (LIKE ev INCLUDING ALL);
-INSERT INTO ev_wrong (at, v) VALUES ('2030-01-01', 'elsewhere');
-SELECT * FROM partheal_attach_window('ev', '2026-07-01', '2026-08-01', 'ev_wrong');
+CREATE TABLE tl_wrong (LIKE tl INCLUDING ALL);
+INSERT INTO tl_wrong (at, v) VALUES ('2030-01-01', 'elsewhere');
+SELECT * FROM partheal_attach_window('tl', '2026-07-01', '2026-08-01', 'tl_wrong');
 \echo :LAST_ERROR_SQLSTATE
-DROP TABLE ev_wrong;
-SELECT count(*) AS tables_named_ev FROM pg_class WHERE relname LIKE 'ev%' AND relkind = 'r';
+DROP TABLE tl_wrong;
+SELECT count(*) AS tables_named_tl FROM pg_class WHERE relname LIKE 'tl%' AND relkind = 'r';
 -- Not a RANGE table on one column.
 CREATE TABLE flat (at timestamptz);
 SELECT * FROM partheal_attach_window('flat', '2026-01-01', '2026-02-01');
 \echo :LAST_ERROR_SQLSTATE
-CREATE TABLE by_list (k int) PARTITION BY LIST (k);
-SELECT * FROM partheal_attach_window('by_list', '1', '2');
+CREATE TABLE listed (k int) PARTITION BY LIST (k);
+SELECT * FROM partheal_attach_window('listed', '1', '2');
 \echo :LAST_ERROR_SQLSTATE
 CREATE TABLE two_cols (a int, b int) PARTITION BY RANGE (a, b);
 SELECT * FROM partheal_attach_window('two_cols', '1', '2');

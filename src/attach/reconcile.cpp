@@ -187,17 +187,30 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, 
   return out;
 }
 
-Try attempt(const Parent& p, const Window& w, const Names& n, bool locked, Result& r,
-            TimestampTz& held_since) {
+// Adds the time since `since` to the parent's lock hold: every attempt that
+// got the parent counts, the failed ones too, since writers waited for them.
+void count_hold(TimestampTz since, Result& r) {
+  if (since == 0) return;
+  long ms =
+      pg::guard([&] { return TimestampDifferenceMilliseconds(since, GetCurrentTimestamp()); });
+  r.parent_held_ms += ms;
+  r.parent_held_longest_ms = std::max(r.parent_held_longest_ms, ms);
+}
+
+Try attempt(const Parent& p, const Window& w, const Names& n, bool locked, Result& r) {
   std::string last;
   for (int i = 0; i < settings::attach_lock_attempts; ++i) {
     if (i > 0) back_off(i);
     r.attempts++;
     int64 moved_before = r.rows_moved;
     int64 statements_before = r.move_statements;
+    TimestampTz held_since = 0;
     try {
-      return attempt_once(p, w, n, locked, r, held_since);
+      Try t = attempt_once(p, w, n, locked, r, held_since);
+      count_hold(held_since, r);
+      return t;
     } catch (const PgError& e) {
+      count_hold(held_since, r);
       r.rows_moved = moved_before;
       r.move_statements = statements_before;
       if (is_default_conflict(e, p)) return Try::kDefaultConflict;
@@ -244,7 +257,6 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
     return pg::guard([&] { return get_relname_relid(name, get_namespace_oid(schema, false)); });
   };
   Oid existing = lookup();
-  TimestampTz held_since = 0;
   try {
     pg::in_subtransaction([&] {
       pg::as_role(p.owner, [&] {
@@ -257,14 +269,14 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
                                    "nor move rows out of",
                                    p.default_name),
                        "Move the window's rows out of the foreign table yourself, then attach."};
-        if (attempt(p, w, n, false, r, held_since) == Try::kAttached) return;
+        if (attempt(p, w, n, false, r) == Try::kAttached) return;
         if (referenced_by_foreign_keys(p))
           throw GiveUp{
               "foreign keys reference the table, and moving rows out of DEFAULT would "
               "run their ON DELETE actions",
               "Attach the window before rows of it arrive in DEFAULT."};
         r.rows_moved += move_rows(p, w, n, batch_rows, r);
-        if (attempt(p, w, n, true, r, held_since) == Try::kAttached) return;
+        if (attempt(p, w, n, true, r) == Try::kAttached) return;
         throw GiveUp{
             "DEFAULT still holds rows of the window that this transaction cannot see (under "
             "REPEATABLE READ, rows committed after its snapshot)",
@@ -289,13 +301,11 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
     pg::guard([&] { ereport(NOTICE, (errmsg_internal("%s", m), errhint("%s", h))); });
     return r;
   }
-  long held_ms = held_since == 0 ? 0 : pg::guard([&] {
-    return TimestampDifferenceMilliseconds(held_since, GetCurrentTimestamp());
-  });
   log_line(fmt::format("{} attached {} to {} FOR VALUES {}: {} rows moved out of DEFAULT, {} "
-                       "attempts, the parent held EXCLUSIVE for {} ms until this point",
+                       "attempts; the parent was locked for {} ms in all, {} ms at the longest, "
+                       "the last hold lasting until the caller's commit",
                        errors::kLogAttached, n.table, n.parent, n.range, r.rows_moved, r.attempts,
-                       held_ms),
+                       r.parent_held_ms, r.parent_held_longest_ms),
            LOG);
   return r;
 }

@@ -37,6 +37,10 @@ struct Result {
   int attempts = 0;
   int64 move_statements = 0;
   std::string reason;  // why a window is left in DEFAULT
+  // How long attempts held the parent EXCLUSIVE or ACCESS EXCLUSIVE, up to the
+  // end of the call; the last hold goes on until the caller commits.
+  long parent_held_ms = 0;
+  long parent_held_longest_ms = 0;
 };
 
 // batch_rows > 0 splits the bulk move into statements of at most that many

@@ -196,8 +196,8 @@ is($sql->(q{SET partheal.attach_lock_attempts = 1;
   'attached', 'with no DEFAULT, the month after next attaches while an insert is open');
 $inserting->query_safe('COMMIT');
 $inserting->quit;
-my @held = slurp_file($node->logfile) =~ /PHL06 .* the parent held EXCLUSIVE for (\d+) ms/g;
-note('the parent was held EXCLUSIVE per attach (ms): ' . join(', ', @held));
+my @held = slurp_file($node->logfile) =~ /PHL06 .* the parent was locked for (\d+) ms in all/g;
+note("the parent was locked per attach (ms): " . join(', ', @held));
 
 # -- Without OWNED BY ---------------------------------------------------------
 
