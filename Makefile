@@ -32,7 +32,7 @@ endif
 
 $(OBJS): $(wildcard src/*.hpp src/*/*.hpp)
 
-.PHONY: demo test bench format
+.PHONY: demo test bench bench-attach format
 # The two commands the README promises; each sets up a fresh Debian 12 machine.
 demo:
 	bash test/demo.sh
@@ -40,5 +40,7 @@ test:
 	bash test/run.sh
 bench:
 	bash test/bench/run.sh
+bench-attach:
+	bash test/bench/attach_lab.sh
 format:
 	clang-format -i $(wildcard src/*.cpp src/*/*.cpp src/*/*.hpp src/*.hpp)

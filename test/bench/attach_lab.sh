@@ -16,11 +16,13 @@
 #   LAB_READER_PAUSE_MS   the reader's pause between counts (default 20)
 #   LAB_READER_ISOLATION  the reader's isolation level (default read committed)
 #   LAB_CONTENDERS        which to run, in order (default "partheal plain partman")
-# It does not build partheal: run `make install` (or make bench) first.
+#   LAB_SKIP_BUILD=1      use the partheal already installed
+# `make bench-attach` runs it; like make test it sets up a fresh Debian 12.
 source "$(dirname "$0")/../lib.sh"
 
 rows=${LAB_ROWS:-2000000}
 install_packages postgresql-15-partman python3 python3-psycopg2
+[ -n "${LAB_SKIP_BUILD:-}" ] || build_and_install
 
 work=$(make_workdir)
 start_cluster "$work" <<CONF
