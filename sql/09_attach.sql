@@ -125,9 +125,16 @@ SELECT * FROM partheal_attach_window('nums', '1e3', '2000');
 \echo :LAST_ERROR_SQLSTATE
 CREATE TABLE days (d date NOT NULL) PARTITION BY RANGE (d);
 SELECT * FROM partheal_attach_window('days', '2026-03-01', '2026-03-02');
--- A table that already has the generated name is the one attached.
+-- A table that already has the generated name is not taken over unasked;
+-- named, it is attached.
 CREATE TABLE days_p20260401 (LIKE days);
 SELECT * FROM partheal_attach_window('days', '2026-04-01', '2026-05-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM partheal_attach_window('days', '2026-04-01', '2026-05-01', 'days_p20260401');
+-- A temporary table is refused.
+CREATE TEMP TABLE scratch (k int) PARTITION BY RANGE (k);
+SELECT * FROM partheal_attach_window('scratch', '1', '2');
+\echo :LAST_ERROR_SQLSTATE
 CREATE TABLE stamps (t timestamp(0) NOT NULL) PARTITION BY RANGE (t);
 SELECT * FROM partheal_attach_window('stamps', '2026-03-01 06:00', '2026-03-01 12:00');
 CREATE TABLE words (w text COLLATE "C" NOT NULL) PARTITION BY RANGE (w);
@@ -172,6 +179,15 @@ ALTER TABLE remote ATTACH PARTITION remote_low FOR VALUES FROM (0) TO (10);
 SELECT count(*) AS rows_a_pruned_query_sees FROM remote WHERE k BETWEEN 1 AND 5;
 ROLLBACK;
 
+-- A partitioned DEFAULT: ATTACH's error names its leaf, which is still a
+-- conflict with DEFAULT, reconciled the same way.
+CREATE TABLE nested (id int, ts date NOT NULL) PARTITION BY RANGE (ts);
+CREATE TABLE nested_default PARTITION OF nested DEFAULT PARTITION BY LIST (id);
+CREATE TABLE nested_default_rest PARTITION OF nested_default DEFAULT;
+INSERT INTO nested VALUES (1, '2026-01-05'), (2, '2027-01-01');
+SELECT * FROM partheal_attach_window('nested', '2026-01-01', '2026-02-01');
+SELECT tableoid::regclass, id, ts FROM nested ORDER BY id;
+
 -- A table that foreign keys reference: moving rows would run their ON
 -- DELETE actions, so a DEFAULT holding rows of the window stays as it is.
 CREATE TABLE orders (id int NOT NULL, PRIMARY KEY (id)) PARTITION BY RANGE (id);
@@ -208,6 +224,12 @@ SELECT count(*) AS nums_p30_exists FROM pg_class WHERE relname = 'nums_p30';
 INSERT INTO nums VALUES (NULL, 'no key');
 CALL partheal_partition_data('nums', '7');
 SELECT * FROM tree('nums');
+-- Integer windows stop at the type's ends; its greatest value has no window.
+CREATE TABLE edges (k int NOT NULL) PARTITION BY RANGE (k);
+CREATE TABLE edges_rest PARTITION OF edges DEFAULT;
+INSERT INTO edges VALUES (-2147483648), (5), (2147483600), (2147483647);
+CALL partheal_partition_data('edges', '100');
+SELECT * FROM tree('edges');
 CREATE TABLE logs (at timestamptz NOT NULL, v int) PARTITION BY RANGE (at);
 CREATE TABLE logs_legacy (LIKE logs);
 INSERT INTO logs_legacy SELECT '2025-10-15'::timestamptz + g * interval '9 days', g

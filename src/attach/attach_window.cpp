@@ -7,6 +7,7 @@
 #include "attach/window.hpp"
 #include "pg/boundary.hpp"
 #include "pg/guc_scope.hpp"
+#include "pg/security.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -36,13 +37,19 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
   if (!PG_ARGISNULL(3)) name = text_argument(fcinfo, 3);
 
   attach::Parent parent = attach::describe_parent(relid);
-  // The bounds are read under the caller's DateStyle and TimeZone.
-  attach::Window window = attach::window_from_text(parent, lower, upper);
-  int level = pg::enter_safe_search_path();
-  pg::spi::connect();
-  attach::Result r = attach::attach_window(parent, window, name, 0);
-  pg::spi::finish();
-  pg::leave_guc_level(level);
+  attach::Result r;
+  // Everything past the ownership check runs as the owner: a domain's CHECK
+  // on the key, or a custom type's comparison, is the owner's code, which a
+  // superuser caller must not run with its own rights.
+  pg::as_role(parent.owner, [&] {
+    // The bounds are read under the caller's DateStyle and TimeZone.
+    attach::Window window = attach::window_from_text(parent, lower, upper);
+    int level = pg::enter_safe_search_path();
+    pg::spi::connect();
+    r = attach::attach_window(parent, window, name, 0);
+    pg::spi::finish();
+    pg::leave_guc_level(level);
+  });
 
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   const char* outcome = attach::outcome_name(r.outcome);

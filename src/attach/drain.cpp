@@ -16,6 +16,7 @@
 #include "attach/window.hpp"
 #include "pg/boundary.hpp"
 #include "pg/guc_scope.hpp"
+#include "pg/security.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -102,9 +103,18 @@ WindowSize parse_size(Oid type, const std::string& text) {
 std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
                                                      const WindowSize& size) {
   const char* T = type_sql(p.key.type);
+  // An integer window is cut at the type's ends, so its bounds always cast;
+  // the type's greatest value cannot be below any bound and has no window.
+  std::string type_min, type_max;
+  if (p.key.type == INT2OID) type_min = "-32768", type_max = "32767";
+  if (p.key.type == INT4OID) type_min = "-2147483648", type_max = "2147483647";
+  if (p.key.type == INT8OID) type_min = "-9223372036854775808", type_max = "9223372036854775807";
   std::string lowest =
       is_integer(p.key.type)
-          ? fmt::format("SELECT pg_catalog.min({}) AS v FROM {}", p.key.column, p.default_sql)
+          ? fmt::format(
+                "SELECT pg_catalog.min({0}) AS v FROM {1} WHERE {0} OPERATOR(pg_catalog.<) "
+                "{2}::{3}",
+                p.key.column, p.default_sql, type_max, T)
           : fmt::format("SELECT pg_catalog.min({0}) AS v FROM {1} WHERE pg_catalog.isfinite({0})",
                         p.key.column, p.default_sql);
   std::string lower;
@@ -112,7 +122,7 @@ std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
   Datum values[2] = {Int64GetDatum(size.integer), 0};
   std::string interval_text = size.interval;
   if (is_integer(p.key.type)) {
-    lower = "pg_catalog.floor(v::pg_catalog.numeric / $1) * $1";
+    lower = fmt::format("pg_catalog.floor(v::pg_catalog.numeric / $1) * $1");
   } else if (size.months > 0) {
     values[0] = Int64GetDatum(size.months);
     lower = fmt::format(
@@ -128,12 +138,16 @@ std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
   } else {
     lower = fmt::format("pg_catalog.date_bin($2::pg_catalog.interval, v, '2000-01-01'::{})", T);
   }
-  std::string upper = is_integer(p.key.type) ? "lo + $1" : "lo + $2::pg_catalog.interval";
+  std::string upper = is_integer(p.key.type)
+                          ? fmt::format("LEAST(lo + $1, {}::pg_catalog.numeric)", type_max)
+                          : "lo + $2::pg_catalog.interval";
   values[1] = pg::guard([&] { return CStringGetTextDatum(interval_text.c_str()); });
+  std::string first =
+      is_integer(p.key.type) ? fmt::format("GREATEST(lo, {}::pg_catalog.numeric)", type_min) : "lo";
   std::string sql = fmt::format(
-      "SELECT lo::{0}, ({1})::{0}, v FROM (SELECT v, {2} AS lo FROM ({3}) lowest "
+      "SELECT ({4})::{0}, ({1})::{0}, v FROM (SELECT v, {2} AS lo FROM ({3}) lowest "
       "WHERE v IS NOT NULL) w",
-      T, upper, lower, lowest);
+      T, upper, lower, lowest, first);
   if (pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}) == 0) return std::nullopt;
   std::optional<Datum> lo = pg::spi::value(0, 1);
   std::optional<Datum> hi = pg::spi::value(0, 2);
@@ -194,17 +208,25 @@ PARTHEAL_SQL_FUNCTION(partheal_partition_data) {
     int level = pg::enter_safe_search_path();
     attach::Parent p = attach::describe_parent(relid);
     std::optional<std::pair<Datum, Datum>> next;
-    if (OidIsValid(p.default_relid)) next = oldest_window(p, size);
-    if (!next) {
-      pg::leave_guc_level(level);
-      break;
-    }
-    if (previous && previous->first == next->first)
-      pg::fail(ERRCODE_INTERNAL_ERROR, "partheal_partition_data made no progress on a window");
-    previous = next;
-    attach::Window w = attach::window_from_values(p, next->first, next->second);
-    attach::Result r = attach::attach_window(p, w, std::nullopt, batch_rows);
+    attach::Window w;
+    attach::Result r;
+    bool done = false;
+    // As the owner: the look into DEFAULT, the windows' arithmetic and the
+    // attach are the owner's business, whoever CALLs.
+    pg::as_role(p.owner, [&] {
+      if (OidIsValid(p.default_relid)) next = oldest_window(p, size);
+      if (!next) {
+        done = true;
+        return;
+      }
+      if (previous && previous->first == next->first)
+        pg::fail(ERRCODE_INTERNAL_ERROR, "partheal_partition_data made no progress on a window");
+      previous = next;
+      w = attach::window_from_values(p, next->first, next->second);
+      r = attach::attach_window(p, w, std::nullopt, batch_rows);
+    });
     pg::leave_guc_level(level);
+    if (done) break;
     if (r.outcome == attach::Outcome::kDefaultHoldsRows) {
       stopped = fmt::format("stopped at the window FROM ({}) TO ({}): {}", w.lower_literal,
                             w.upper_literal, r.reason);

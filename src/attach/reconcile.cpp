@@ -16,6 +16,8 @@
 
 extern "C" {
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "nodes/pg_list.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
@@ -80,11 +82,22 @@ class LockBudget {
   TimestampTz started_;
 };
 
+// ATTACH's scan of DEFAULT names, in its error, the table it found the row
+// in: DEFAULT itself, or a partition of a partitioned DEFAULT.
 bool is_default_conflict(const PgError& e, const Parent& p) {
   const ErrorFields& f = e.fields();
-  return f.sqlerrcode == ERRCODE_CHECK_VIOLATION && f.constraint_name.empty() &&
-         OidIsValid(p.default_relid) && f.table_name == p.default_name &&
-         f.schema_name == p.default_schema;
+  if (f.sqlerrcode != ERRCODE_CHECK_VIOLATION || !f.constraint_name.empty() ||
+      !OidIsValid(p.default_relid))
+    return false;
+  if (f.table_name == p.default_name && f.schema_name == p.default_schema) return true;
+  if (!p.default_is_partitioned) return false;
+  const char* schema = f.schema_name.c_str();
+  const char* table = f.table_name.c_str();
+  return pg::guard([&] {
+    Oid nsp = get_namespace_oid(schema, true);
+    Oid relid = OidIsValid(nsp) ? get_relname_relid(table, nsp) : InvalidOid;
+    return OidIsValid(relid) && list_member_oid(get_partition_ancestors(relid), p.default_relid);
+  });
 }
 
 bool is_lock_wait(const PgError& e) {
@@ -171,6 +184,13 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, 
                                    locked ? "ACCESS EXCLUSIVE" : "EXCLUSIVE"),
                        SPI_OK_UTILITY);
       held_since = pg::guard([] { return GetCurrentTimestamp(); });
+      // PostgreSQL's ATTACH does not scan a foreign DEFAULT, so only a look
+      // taken with writers held out can tell that it holds none of the window.
+      if (p.default_is_foreign && default_holds_window_rows(p, w))
+        throw GiveUp{fmt::format("the DEFAULT partition \"{}\" is a foreign table, which "
+                                 "partheal can neither lock nor move rows out of",
+                                 p.default_name),
+                     "Move the window's rows out of the foreign table yourself, then attach."};
     }
     if (locked) {
       budget.apply();
@@ -259,6 +279,12 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
     return pg::guard([&] { return get_relname_relid(name, get_namespace_oid(schema, false)); });
   };
   Oid existing = lookup();
+  if (OidIsValid(existing) && !table_name)
+    pg::fail(ERRCODE_DUPLICATE_TABLE,
+             fmt::format("relation \"{}\" already exists, and partheal_attach_window was not "
+                         "asked to attach it",
+                         table),
+             {}, "Pass it as partition_name to attach it, or pass another name to create.");
   try {
     pg::in_subtransaction([&] {
       pg::as_role(p.owner, [&] {
@@ -269,13 +295,8 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
         // sure to fail would hold writers at the parent for a whole scan of
         // DEFAULT first. A row that arrives after the look is still caught
         // by the plain attempt's error.
-        bool holds_rows = OidIsValid(p.default_relid) && default_holds_window_rows(p, w);
-        if (holds_rows && p.default_is_foreign)
-          throw GiveUp{fmt::format("the DEFAULT partition \"{}\" is a foreign table, which "
-                                   "partheal can neither lock "
-                                   "nor move rows out of",
-                                   p.default_name),
-                       "Move the window's rows out of the foreign table yourself, then attach."};
+        bool holds_rows =
+            OidIsValid(p.default_relid) && !p.default_is_foreign && default_holds_window_rows(p, w);
         if (!holds_rows && attempt(p, w, n, false, r) == Try::kAttached) return;
         if (referenced_by_foreign_keys(p))
           throw GiveUp{
@@ -285,9 +306,11 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
         r.rows_moved += move_rows(p, w, n, batch_rows, r);
         if (attempt(p, w, n, true, r) == Try::kAttached) return;
         throw GiveUp{
-            "DEFAULT still holds rows of the window that this transaction cannot see (under "
-            "REPEATABLE READ, rows committed after its snapshot)",
-            "Attach in a READ COMMITTED transaction."};
+            "DEFAULT still holds rows of the window after the move: rows this transaction "
+            "cannot see (under REPEATABLE READ, rows committed after its snapshot), or rows a "
+            "trigger on DEFAULT kept from being deleted",
+            "Attach in a READ COMMITTED transaction, with no trigger on DEFAULT that keeps "
+            "rows."};
       });
     });
   } catch (const GiveUp& g) {

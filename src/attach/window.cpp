@@ -167,17 +167,22 @@ Literal literal_of(Oid type, Datum value) {
 }  // namespace
 
 Parent describe_parent(Oid relid) {
+  // Ownership first: a caller who may not attach must not even queue for a
+  // lock on the table.
+  pg::guard([&] {
+    if (!pg_class_ownercheck(relid, GetUserId()))
+      aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+  });
   Relation rel = pg::open_existing(relid, AccessShareLock);
   Parent p;
   p.relid = relid;
   p.name = text_of(RelationGetRelationName(rel));
   p.schema = pg::guard([&] { return text_of(get_namespace_name(RelationGetNamespace(rel))); });
   p.owner = rel->rd_rel->relowner;
-  bool owner = pg::guard([&] { return pg_class_ownercheck(relid, GetUserId()); });
-  if (!owner) {
-    const char* name = RelationGetRelationName(rel);
-    pg::guard([&] { aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, name); });
-  }
+  if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, fmt::format("\"{}\" is a temporary table", p.name), {},
+             "partheal_attach_window works on permanent and unlogged tables; attach a window of a "
+             "temporary table with ALTER TABLE ... ATTACH PARTITION.");
   p.key = key_of(rel, p.name);
   p.columns = columns_of(rel);
   heal::refresh_partitions(rel);
