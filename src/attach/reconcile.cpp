@@ -63,9 +63,16 @@ struct Names {
 // begins to wait on a lock partheal holds does so after that first lock, so
 // partheal's wait ends before the application's deadlock check can run:
 // partheal is the one that gives way.
+int budget_ms = 200;  // set at the start of each attach_window
+
 int lock_budget_ms() {
-  return std::max(1, std::min(settings::attach_lock_timeout_ms, DeadlockTimeout / 2));
+  return budget_ms;
 }
+
+// partheal's own deadlock_timeout while it attaches: it runs the deadlock
+// check first, so in a cycle with an application it is the one that fails,
+// and it treats that failure as giving way.
+constexpr const char* kOwnDeadlockTimeoutMs = "20";
 
 class LockBudget {
  public:
@@ -123,25 +130,30 @@ int64 move_rows(const Parent& p, const Window& w, const Names& n, int64 batch_ro
   std::string predicate = window_predicate(p);
   std::string into = fmt::format(
       "INSERT INTO {0} ({1}) OVERRIDING SYSTEM VALUE SELECT {1} FROM moved", n.table, p.columns);
-  // ctid names a row only within one table: a partitioned DEFAULT moves in
-  // one statement.
-  if (batch_rows <= 0 || p.default_is_partitioned) {
+  // The tail, under ACCESS EXCLUSIVE, and a partitioned DEFAULT (where ctid
+  // names a row only within one leaf) move in one plain statement.
+  if (batch_rows < 0 || p.default_is_partitioned) {
     std::string sql = fmt::format("WITH moved AS (DELETE FROM {} WHERE {} RETURNING {}) {}",
                                   p.default_sql, predicate, p.columns, into);
     r.move_statements++;
     return static_cast<int64>(pg::spi::execute(sql, SPI_OK_INSERT, {2, types, values, nullptr}));
   }
+  // The bulk skips rows another transaction has locked, so it never waits
+  // for an application that may be waiting for a row partheal moved: the
+  // tail takes them once that transaction has ended.
+  std::string limit = batch_rows > 0 ? " LIMIT $3" : "";
   std::string sql = fmt::format(
       "WITH moved AS (DELETE FROM {0} WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-      "SELECT ctid FROM {0} WHERE {1} LIMIT $3)) AND {1} RETURNING {2}) {3}",
-      p.default_sql, predicate, p.columns, into);
+      "SELECT ctid FROM {0} WHERE {1}{4} FOR UPDATE SKIP LOCKED)) AND {1} RETURNING {2}) {3}",
+      p.default_sql, predicate, p.columns, into, limit);
+  int nargs = batch_rows > 0 ? 3 : 2;
   int64 total = 0;
   for (;;) {
     r.move_statements++;
     auto moved =
-        static_cast<int64>(pg::spi::execute(sql, SPI_OK_INSERT, {3, types, values, nullptr}));
+        static_cast<int64>(pg::spi::execute(sql, SPI_OK_INSERT, {nargs, types, values, nullptr}));
     total += moved;
-    if (moved < batch_rows) return total;
+    if (batch_rows <= 0 || moved < batch_rows) return total;
   }
 }
 
@@ -164,6 +176,26 @@ bool referenced_by_foreign_keys(const Parent& p) {
              "SELECT 1 FROM pg_catalog.pg_constraint WHERE contype OPERATOR(pg_catalog.=) 'f' "
              "AND confrelid OPERATOR(pg_catalog.=) $1 LIMIT 1",
              SPI_OK_SELECT, {1, types, values, nullptr}, true) > 0;
+}
+
+// Logical replication sees a move as a DELETE from the published table and
+// an INSERT into a table it does not publish (or publishes under another
+// name): a subscriber would lose the rows.
+bool published(const Parent& p) {
+  Oid types[] = {OIDOID, OIDOID};
+  Datum values[] = {ObjectIdGetDatum(p.relid), ObjectIdGetDatum(p.default_relid)};
+  return pg::spi::execute(
+             "WITH rels AS (SELECT relid FROM "
+             "pg_catalog.pg_partition_ancestors($1::pg_catalog.regclass)"
+             " UNION SELECT $2) "
+             "SELECT 1 FROM pg_catalog.pg_publication p WHERE p.puballtables OR EXISTS ("
+             "SELECT 1 FROM pg_catalog.pg_publication_rel r JOIN rels ON r.prrelid "
+             "OPERATOR(pg_catalog.=) rels.relid WHERE r.prpubid OPERATOR(pg_catalog.=) p.oid) "
+             "OR EXISTS (SELECT 1 FROM pg_catalog.pg_publication_namespace n JOIN "
+             "pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.pnnspid JOIN rels "
+             "ON c.oid OPERATOR(pg_catalog.=) rels.relid WHERE n.pnpubid OPERATOR(pg_catalog.=) "
+             "p.oid) LIMIT 1",
+             SPI_OK_SELECT, {2, types, values, nullptr}, true) > 0;
 }
 
 // One attempt, in its own subtransaction: a lock that cannot be had in time
@@ -199,7 +231,7 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, 
       budget.apply();
       pg::spi::execute(fmt::format("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", p.default_sql),
                        SPI_OK_UTILITY);
-      r.rows_moved += move_rows(p, w, n, 0, r);
+      r.rows_moved += move_rows(p, w, n, -1, r);
     }
     budget.apply();
     pg::spi::execute(
@@ -285,8 +317,14 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
                          "asked to attach it",
                          table),
              {}, "Pass it as partition_name to attach it, or pass another name to create.");
+  budget_ms = std::max(1, std::min(settings::attach_lock_timeout_ms, DeadlockTimeout / 2));
+  std::optional<GiveUp> give_up;
   try {
     pg::in_subtransaction([&] {
+      // Every wait of the call, not only the attempts', is bounded and ends
+      // in partheal giving way: the look, the table's creation, the bulk move.
+      pg::set_local_as_server("deadlock_timeout", kOwnDeadlockTimeoutMs);
+      pg::set_local("lock_timeout", std::to_string(budget_ms));
       pg::as_role(p.owner, [&] {
         if (!OidIsValid(existing))
           pg::spi::execute(ddl::create_like_sql(p.schema, table, p.name), SPI_OK_UTILITY);
@@ -303,6 +341,11 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
               "foreign keys reference the table, and moving rows out of DEFAULT would "
               "run their ON DELETE actions",
               "Attach the window before rows of it arrive in DEFAULT."};
+        if (published(p))
+          throw GiveUp{
+              "the table is published for logical replication, and a subscriber would "
+              "see the rows moved out of DEFAULT as deleted",
+              "Attach the window before rows of it arrive in DEFAULT."};
         r.rows_moved += move_rows(p, w, n, batch_rows, r);
         if (attempt(p, w, n, true, r) == Try::kAttached) return;
         throw GiveUp{
@@ -313,7 +356,15 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
             "rows."};
       });
     });
+  } catch (const PgError& e) {
+    if (!is_lock_wait(e)) throw;
+    give_up = GiveUp{fmt::format("a lock it needed was held by another transaction ({})", e.what()),
+                     "Try again when that transaction has ended."};
   } catch (const GiveUp& g) {
+    give_up = g;
+  }
+  if (give_up) {
+    const GiveUp& g = *give_up;
     r.outcome = Outcome::kDefaultHoldsRows;
     r.reason = g.reason;
     r.rows_moved = 0;

@@ -24,6 +24,13 @@ void set_local(const char* name, const std::string& value) {
   });
 }
 
+void set_local_as_server(const char* name, const std::string& value) {
+  const char* text = value.c_str();
+  guard([&] {
+    (void)set_config_option(name, text, PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+  });
+}
+
 void leave_guc_level(int level) {
   guard([&] { AtEOXact_GUC(true, level); });
 }

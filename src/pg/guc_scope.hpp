@@ -11,6 +11,9 @@ namespace partheal::pg {
 
 int enter_safe_search_path();
 void set_local(const char* name, const std::string& value);
+// For a superuser-only setting (deadlock_timeout) that partheal sets for
+// its own waits, whoever the caller is.
+void set_local_as_server(const char* name, const std::string& value);
 void leave_guc_level(int level);
 
 }  // namespace partheal::pg
