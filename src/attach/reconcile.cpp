@@ -20,6 +20,7 @@ extern "C" {
 #include "nodes/pg_list.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/lsyscache.h"
@@ -198,14 +199,38 @@ bool published(const Parent& p) {
              SPI_OK_SELECT, {2, types, values, nullptr}, true) > 0;
 }
 
-// One attempt, in its own subtransaction: a lock that cannot be had in time
-// or a DEFAULT conflict rolls back only this attempt and its locks.
-Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, Result& r,
-                 TimestampTz& held_since) {
-  Try out = Try::kAttached;
+// Thrown inside an attempt when a lock it polls for is taken: the attempt's
+// subtransaction rolls back, releasing the locks it did get.
+struct LocksBusy {};
+
+// Takes the attempt's locks, parent first, without queueing: a request that
+// waits in the lock manager puts every later writer and reader of the table
+// behind it, for as long as partheal waits. All or none.
+void lock_all_or_throw(const Parent& p, Oid table, bool locked) {
+  LOCKMODE parent_mode = locked                        ? AccessExclusiveLock
+                         : OidIsValid(p.default_relid) ? ExclusiveLock
+                                                       : ShareUpdateExclusiveLock;
+  bool got = pg::guard([&] {
+    return ConditionalLockRelationOid(p.relid, parent_mode) &&
+           ConditionalLockRelationOid(table, AccessExclusiveLock) &&
+           (!OidIsValid(p.default_relid) ||
+            ConditionalLockRelationOid(p.default_relid, AccessExclusiveLock));
+  });
+  if (!got) throw LocksBusy{};
+}
+
+// One attempt, in its own subtransaction: locks that cannot be had or a
+// DEFAULT conflict roll back only this attempt and its locks. `queue` is the
+// last attempt's: it waits in the lock manager, within the budget, so that a
+// steady stream of transactions cannot starve it.
+Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bool locked,
+                 bool queue, Result& r, TimestampTz& held_since) {
   pg::in_subtransaction([&] {
     LockBudget budget;
-    if (OidIsValid(p.default_relid)) {
+    if (!queue) {
+      lock_all_or_throw(p, table, locked);
+      if (OidIsValid(p.default_relid)) held_since = pg::guard([] { return GetCurrentTimestamp(); });
+    } else if (OidIsValid(p.default_relid)) {
       // EXCLUSIVE keeps writers out while the partition set changes. Once
       // rows have moved, readers must be kept out too: a reader planned
       // with the old partition set, then held at DEFAULT's lock, would run
@@ -216,29 +241,27 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, bool locked, 
                                    locked ? "ACCESS EXCLUSIVE" : "EXCLUSIVE"),
                        SPI_OK_UTILITY);
       held_since = pg::guard([] { return GetCurrentTimestamp(); });
-      // PostgreSQL's ATTACH does not scan a foreign DEFAULT, so only a look
-      // taken with writers held out can tell that it holds none of the window.
-      if (p.default_is_foreign && default_holds_window_rows(p, w))
-        throw GiveUp{fmt::format("the DEFAULT partition \"{}\" is a foreign table, which "
-                                 "partheal can neither lock nor move rows out of",
-                                 p.default_name),
-                     "Move the window's rows out of the foreign table yourself, then attach."};
-    }
-    if (locked) {
       budget.apply();
       pg::spi::execute(fmt::format("LOCK TABLE ONLY {} IN ACCESS EXCLUSIVE MODE", n.table),
                        SPI_OK_UTILITY);
       budget.apply();
       pg::spi::execute(fmt::format("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", p.default_sql),
                        SPI_OK_UTILITY);
-      r.rows_moved += move_rows(p, w, n, -1, r);
     }
+    // PostgreSQL's ATTACH does not scan a foreign DEFAULT, so only a look
+    // taken with writers held out can tell that it holds none of the window.
+    if (p.default_is_foreign && default_holds_window_rows(p, w))
+      throw GiveUp{fmt::format("the DEFAULT partition \"{}\" is a foreign table, which "
+                               "partheal can neither lock nor move rows out of",
+                               p.default_name),
+                   "Move the window's rows out of the foreign table yourself, then attach."};
+    if (locked) r.rows_moved += move_rows(p, w, n, -1, r);
     budget.apply();
     pg::spi::execute(
         fmt::format("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES {}", n.parent, n.table, n.range),
         SPI_OK_UTILITY);
   });
-  return out;
+  return Try::kAttached;
 }
 
 // Adds the time since `since` to the parent's lock hold: every attempt that
@@ -251,28 +274,49 @@ void count_hold(TimestampTz since, Result& r) {
   r.parent_held_longest_ms = std::max(r.parent_held_longest_ms, ms);
 }
 
-Try attempt(const Parent& p, const Window& w, const Names& n, bool locked, Result& r) {
-  std::string last;
+void pause_ms(long ms) {
+  pg::guard([&] {
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
+                    PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+  });
+}
+
+// Every attempt but the last polls for its locks, every few milliseconds for
+// the budget, without ever waiting in the lock manager; the last one queues.
+Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool locked, Result& r) {
+  std::string last = "the locks were taken whenever partheal looked";
   for (int i = 0; i < settings::attach_lock_attempts; ++i) {
     if (i > 0) back_off(i);
     r.attempts++;
-    int64 moved_before = r.rows_moved;
-    int64 statements_before = r.move_statements;
-    TimestampTz held_since = 0;
-    try {
-      Try t = attempt_once(p, w, n, locked, r, held_since);
-      count_hold(held_since, r);
-      return t;
-    } catch (const PgError& e) {
-      count_hold(held_since, r);
-      r.rows_moved = moved_before;
-      r.move_statements = statements_before;
-      if (is_default_conflict(e, p)) return Try::kDefaultConflict;
-      if (locked && e.sqlerrcode() == ERRCODE_WRONG_OBJECT_TYPE)
-        throw GiveUp{fmt::format("the DEFAULT partition cannot be locked: {}", e.what()),
-                     "Move the window's rows out of DEFAULT yourself, then attach."};
-      if (!is_lock_wait(e)) throw;
-      last = e.what();
+    bool queue = i == settings::attach_lock_attempts - 1;
+    TimestampTz polling_since = pg::guard([] { return GetCurrentTimestamp(); });
+    for (;;) {
+      int64 moved_before = r.rows_moved;
+      int64 statements_before = r.move_statements;
+      TimestampTz held_since = 0;
+      try {
+        Try t = attempt_once(p, w, n, table, locked, queue, r, held_since);
+        count_hold(held_since, r);
+        return t;
+      } catch (const LocksBusy&) {
+        long polled = pg::guard(
+            [&] { return TimestampDifferenceMilliseconds(polling_since, GetCurrentTimestamp()); });
+        if (polled >= lock_budget_ms()) break;
+        pause_ms(5);
+      } catch (const PgError& e) {
+        count_hold(held_since, r);
+        r.rows_moved = moved_before;
+        r.move_statements = statements_before;
+        if (is_default_conflict(e, p)) return Try::kDefaultConflict;
+        if (locked && e.sqlerrcode() == ERRCODE_WRONG_OBJECT_TYPE)
+          throw GiveUp{fmt::format("the DEFAULT partition cannot be locked: {}", e.what()),
+                       "Move the window's rows out of DEFAULT yourself, then attach."};
+        if (!is_lock_wait(e)) throw;
+        last = e.what();
+        break;
+      }
     }
   }
   throw GiveUp{fmt::format("its locks could not be had in {} attempts of {} ms ({})",
@@ -335,7 +379,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
         // by the plain attempt's error.
         bool holds_rows =
             OidIsValid(p.default_relid) && !p.default_is_foreign && default_holds_window_rows(p, w);
-        if (!holds_rows && attempt(p, w, n, false, r) == Try::kAttached) return;
+        if (!holds_rows && attempt(p, w, n, r.partition, false, r) == Try::kAttached) return;
         if (referenced_by_foreign_keys(p))
           throw GiveUp{
               "foreign keys reference the table, and moving rows out of DEFAULT would "
@@ -347,7 +391,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
               "see the rows moved out of DEFAULT as deleted",
               "Attach the window before rows of it arrive in DEFAULT."};
         r.rows_moved += move_rows(p, w, n, batch_rows, r);
-        if (attempt(p, w, n, true, r) == Try::kAttached) return;
+        if (attempt(p, w, n, r.partition, true, r) == Try::kAttached) return;
         throw GiveUp{
             "DEFAULT still holds rows of the window after the move: rows this transaction "
             "cannot see (under REPEATABLE READ, rows committed after its snapshot), or rows a "

@@ -16,6 +16,8 @@
 #   LAB_READER_PAUSE_MS   the reader's pause between counts (default 20)
 #   LAB_READER_ISOLATION  the reader's isolation level (default read committed)
 #   LAB_CONTENDERS        which to run, in order (default "partheal plain partman")
+#   LAB_WRITER_SYNC       the writer's synchronous_commit (default on); off tells
+#                         lock waits apart from waits for the WAL flush
 #   LAB_SKIP_BUILD=1      use the partheal already installed
 # `make bench-attach` runs it; like make test it sets up a fresh Debian 12.
 source "$(dirname "$0")/../lib.sh"
@@ -74,6 +76,7 @@ READER_ISOLATION = os.environ.get("LAB_READER_ISOLATION", "read committed")
 SAMPLE_S = 0.005
 LOG = os.environ["LAB_LOG"]
 CONTENDERS = os.environ.get("LAB_CONTENDERS", "partheal plain partman").split()
+WRITER_SYNC = os.environ.get("LAB_WRITER_SYNC", "on")
 
 
 def connect(db):
@@ -91,6 +94,7 @@ def first_line(e):
 def writer(db, stop, q):
     conn = connect(db)
     cur = conn.cursor()
+    cur.execute("SET synchronous_commit = %s", (WRITER_SYNC,))
     recs, n, nxt = [], 0, time.time()
     while not stop.is_set():
         n += 1
@@ -104,6 +108,7 @@ def writer(db, stop, q):
             if conn.closed:
                 conn = connect(db)
                 cur = conn.cursor()
+                cur.execute("SET synchronous_commit = %s", (WRITER_SYNC,))
         t1 = time.time()
         recs.append((t0, (t1 - t0) * 1000, err))
         nxt += WRITER_S

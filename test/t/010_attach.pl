@@ -55,6 +55,36 @@ like(slurp_file($node->logfile),
   qr/PHL06 attached public\.ev_p20260101 to public\.ev FOR VALUES FROM .*: 101 rows moved out of DEFAULT, 1 attempts; the parent was locked for \d+ ms in all, \d+ ms at the longest/,
   'the server log has the PHL06 line');
 
+# partheal does not queue for its locks, except in its last attempt: while an
+# open transaction holds the parent, a writer with a short lock_timeout
+# inserts unharmed, instead of waiting behind partheal's queued request.
+$sql->(q{
+  CREATE TABLE pq (id int, at timestamptz NOT NULL, v text) PARTITION BY RANGE (at);
+  CREATE TABLE pq_default PARTITION OF pq DEFAULT;
+  INSERT INTO pq SELECT g, '2026-03-01'::timestamptz + g * interval '1 hour', 'old'
+    FROM generate_series(1, 100) g;
+});
+my $open = $node->background_psql('postgres');
+$open->query_safe(q{BEGIN; INSERT INTO pq VALUES (0, '2025-01-01', 'open')});
+my $attacher = $node->background_psql('postgres', on_error_stop => 0);
+$attacher->query_until(qr/started/, q{\echo started
+SELECT 'outcome=' || outcome FROM partheal_attach_window('pq', '2026-03-01', '2026-04-01');
+\echo finished
+});
+# Inside partheal's first attempts (4 of 200 ms, with backoff: over a second).
+select(undef, undef, undef, 0.3);
+($ret, $out, $err) = $node->psql('postgres',
+  q{SET lock_timeout = '100ms'; INSERT INTO pq VALUES (101, '2026-03-20', 'quick')});
+is($ret, 0, 'a writer with lock_timeout 100ms inserts while partheal polls for its locks')
+  or diag($err);
+$open->query_safe('COMMIT');
+$open->quit;
+my $attached = $attacher->query_until(qr/finished/, '');
+$attacher->quit;
+like($attached, qr/outcome=attached/, 'and partheal attaches once the open transaction ends');
+is($sql->(q{SELECT count(*) FROM ONLY pq_p20260301}), '101',
+  'with the writer\'s row among the window\'s');
+
 # The drain commits after each window. A trigger on DEFAULT makes the move of
 # the second window wait on an advisory lock this test holds; meanwhile
 # another session already sees the first window attached and its rows there.
