@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attach/reconcile.hpp"
 #include "ddl/child_table.hpp"
@@ -20,6 +22,7 @@ extern "C" {
 #include "nodes/pg_list.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
+#include "catalog/pg_inherits.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -154,7 +157,10 @@ int64 move_rows(const Parent& p, const Window& w, const Names& n, int64 batch_ro
     auto moved =
         static_cast<int64>(pg::spi::execute(sql, SPI_OK_INSERT, {nargs, types, values, nullptr}));
     total += moved;
-    if (batch_rows <= 0 || moved < batch_rows) return total;
+    // A batch can come back short with rows still to move: a row updated
+    // since the statement's snapshot is locked but not moved. Only an empty
+    // batch means the bulk is done.
+    if (batch_rows <= 0 || moved == 0) return total;
   }
 }
 
@@ -203,20 +209,53 @@ bool published(const Parent& p) {
 // subtransaction rolls back, releasing the locks it did get.
 struct LocksBusy {};
 
-// Takes the attempt's locks, parent first, without queueing: a request that
-// waits in the lock manager puts every later writer and reader of the table
-// behind it, for as long as partheal waits. All or none.
-void lock_all_or_throw(const Parent& p, Oid table, bool locked) {
+// What an attempt locks, in order, parent first: the parent, the window's
+// table, DEFAULT and, when DEFAULT is partitioned, its partitions (ATTACH
+// scans those too).
+std::vector<std::pair<Oid, LOCKMODE>> lock_set(const Parent& p, Oid table, bool locked) {
   LOCKMODE parent_mode = locked                        ? AccessExclusiveLock
                          : OidIsValid(p.default_relid) ? ExclusiveLock
                                                        : ShareUpdateExclusiveLock;
-  bool got = pg::guard([&] {
-    return ConditionalLockRelationOid(p.relid, parent_mode) &&
-           ConditionalLockRelationOid(table, AccessExclusiveLock) &&
-           (!OidIsValid(p.default_relid) ||
-            ConditionalLockRelationOid(p.default_relid, AccessExclusiveLock));
+  std::vector<std::pair<Oid, LOCKMODE>> set = {{p.relid, parent_mode},
+                                               {table, AccessExclusiveLock}};
+  if (OidIsValid(p.default_relid)) {
+    List* tree = pg::guard([&] { return find_all_inheritors(p.default_relid, NoLock, nullptr); });
+    ListCell* cell = nullptr;
+    foreach (cell, tree) set.emplace_back(lfirst_oid(cell), AccessExclusiveLock);
+  }
+  return set;
+}
+
+// A lock no transaction holds in a conflicting mode, asked without taking
+// it: a lock request (even one that does not wait) for ACCESS EXCLUSIVE
+// assigns the subtransaction an XID, which a poll every 5 ms must not burn.
+bool free_now(Oid relid, LOCKMODE mode) {
+  return pg::guard([&] {
+    LOCKTAG tag;
+    SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+    int conflicts = 0;
+    (void)GetLockConflicts(&tag, mode, &conflicts);
+    return conflicts == 0;
   });
-  if (!got) throw LocksBusy{};
+}
+
+// Takes the attempt's locks. Polling (`wait` false), all or none, without
+// queueing: a request that waits in the lock manager puts every later
+// writer and reader of the table behind it for as long as partheal waits.
+// Queueing, each wait within what is left of the budget.
+void lock_all(const Parent& p, Oid table, bool locked, bool wait, const LockBudget& budget,
+              TimestampTz& held_since) {
+  for (const auto& [relid, mode] : lock_set(p, table, locked)) {
+    if (wait) {
+      budget.apply();
+      pg::guard([&] { LockRelationOid(relid, mode); });
+    } else if (!free_now(relid, mode) ||
+               !pg::guard([&] { return ConditionalLockRelationOid(relid, mode); })) {
+      throw LocksBusy{};
+    }
+    if (relid == p.relid && OidIsValid(p.default_relid))
+      held_since = pg::guard([] { return GetCurrentTimestamp(); });
+  }
 }
 
 // One attempt, in its own subtransaction: locks that cannot be had or a
@@ -227,27 +266,11 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
                  bool queue, Result& r, TimestampTz& held_since) {
   pg::in_subtransaction([&] {
     LockBudget budget;
-    if (!queue) {
-      lock_all_or_throw(p, table, locked);
-      if (OidIsValid(p.default_relid)) held_since = pg::guard([] { return GetCurrentTimestamp(); });
-    } else if (OidIsValid(p.default_relid)) {
-      // EXCLUSIVE keeps writers out while the partition set changes. Once
-      // rows have moved, readers must be kept out too: a reader planned
-      // with the old partition set, then held at DEFAULT's lock, would run
-      // after the commit with a new snapshot and find the rows in neither
-      // place. Held at the parent, it plans after the commit instead.
-      budget.apply();
-      pg::spi::execute(fmt::format("LOCK TABLE ONLY {} IN {} MODE", n.parent,
-                                   locked ? "ACCESS EXCLUSIVE" : "EXCLUSIVE"),
-                       SPI_OK_UTILITY);
-      held_since = pg::guard([] { return GetCurrentTimestamp(); });
-      budget.apply();
-      pg::spi::execute(fmt::format("LOCK TABLE ONLY {} IN ACCESS EXCLUSIVE MODE", n.table),
-                       SPI_OK_UTILITY);
-      budget.apply();
-      pg::spi::execute(fmt::format("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", p.default_sql),
-                       SPI_OK_UTILITY);
-    }
+    // In the locked form the parent is ACCESS EXCLUSIVE: with rows moving,
+    // a reader planned with the old partition set, then held at DEFAULT's
+    // lock, would run after the commit with a new snapshot and find the
+    // rows in neither place. Held at the parent, it plans after the commit.
+    lock_all(p, table, locked, queue, budget, held_since);
     // PostgreSQL's ATTACH does not scan a foreign DEFAULT, so only a look
     // taken with writers held out can tell that it holds none of the window.
     if (p.default_is_foreign && default_holds_window_rows(p, w))
@@ -255,6 +278,7 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
                                "partheal can neither lock nor move rows out of",
                                p.default_name),
                    "Move the window's rows out of the foreign table yourself, then attach."};
+    budget.apply();
     if (locked) r.rows_moved += move_rows(p, w, n, -1, r);
     budget.apply();
     pg::spi::execute(
@@ -262,6 +286,17 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
         SPI_OK_UTILITY);
   });
   return Try::kAttached;
+}
+
+// True when another backend waits for a lock this one holds: once rows have
+// moved, polling would leave it waiting unseen by any deadlock check, since
+// partheal itself never waits in the lock manager while it polls.
+bool someone_waits_for_me() {
+  return pg::spi::execute(
+             "SELECT 1 FROM pg_catalog.pg_locks l WHERE NOT l.granted AND "
+             "pg_catalog.pg_backend_pid() OPERATOR(pg_catalog.=) ANY "
+             "(pg_catalog.pg_blocking_pids(l.pid)) LIMIT 1",
+             SPI_OK_SELECT, {}, true) > 0;
 }
 
 // Adds the time since `since` to the parent's lock hold: every attempt that
@@ -287,12 +322,14 @@ void pause_ms(long ms) {
 // the budget, without ever waiting in the lock manager; the last one queues.
 Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool locked, Result& r) {
   std::string last = "the locks were taken whenever partheal looked";
-  for (int i = 0; i < settings::attach_lock_attempts; ++i) {
+  const int attempts = settings::attach_lock_attempts;
+  bool skip_to_queue = false;
+  for (int i = 0; i < attempts; ++i) {
     if (i > 0) back_off(i);
     r.attempts++;
-    bool queue = i == settings::attach_lock_attempts - 1;
+    bool queue = i == attempts - 1 || skip_to_queue;
     TimestampTz polling_since = pg::guard([] { return GetCurrentTimestamp(); });
-    for (;;) {
+    for (int polls = 1;; ++polls) {
       int64 moved_before = r.rows_moved;
       int64 statements_before = r.move_statements;
       TimestampTz held_since = 0;
@@ -304,15 +341,23 @@ Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool lo
         long polled = pg::guard(
             [&] { return TimestampDifferenceMilliseconds(polling_since, GetCurrentTimestamp()); });
         if (polled >= lock_budget_ms()) break;
+        // Holding moved rows, partheal may be what the holder waits for:
+        // queue at once, where the deadlock check can see the cycle.
+        if (locked && polls % 10 == 0 && someone_waits_for_me()) {
+          skip_to_queue = true;
+          i = std::max(i, attempts - 2);
+          break;
+        }
         pause_ms(5);
       } catch (const PgError& e) {
         count_hold(held_since, r);
         r.rows_moved = moved_before;
         r.move_statements = statements_before;
         if (is_default_conflict(e, p)) return Try::kDefaultConflict;
-        if (locked && e.sqlerrcode() == ERRCODE_WRONG_OBJECT_TYPE)
-          throw GiveUp{fmt::format("the DEFAULT partition cannot be locked: {}", e.what()),
-                       "Move the window's rows out of DEFAULT yourself, then attach."};
+        if (locked && e.sqlerrcode() == ERRCODE_T_R_DEADLOCK_DETECTED)
+          throw GiveUp{
+              "it and another transaction were waiting for each other, and partheal gave way",
+              "Try again when that transaction has ended."};
         if (!is_lock_wait(e)) throw;
         last = e.what();
         break;
@@ -391,6 +436,10 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
               "see the rows moved out of DEFAULT as deleted",
               "Attach the window before rows of it arrive in DEFAULT."};
         r.rows_moved += move_rows(p, w, n, batch_rows, r);
+        // The rows the bulk skipped because others had them locked move now,
+        // under ROW EXCLUSIVE, waiting for those transactions within the
+        // budget; not in the locked form, where the table would wait too.
+        r.rows_moved += move_rows(p, w, n, -1, r);
         if (attempt(p, w, n, r.partition, true, r) == Try::kAttached) return;
         throw GiveUp{
             "DEFAULT still holds rows of the window after the move: rows this transaction "
@@ -402,8 +451,12 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
     });
   } catch (const PgError& e) {
     if (!is_lock_wait(e)) throw;
-    give_up = GiveUp{fmt::format("a lock it needed was held by another transaction ({})", e.what()),
-                     "Try again when that transaction has ended."};
+    give_up =
+        GiveUp{e.sqlerrcode() == ERRCODE_T_R_DEADLOCK_DETECTED
+                   ? std::string("it and another transaction were waiting for each other, "
+                                 "and partheal gave way")
+                   : fmt::format("a lock it needed was held by another transaction ({})", e.what()),
+               "Try again when that transaction has ended."};
   } catch (const GiveUp& g) {
     give_up = g;
   }

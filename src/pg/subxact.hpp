@@ -35,10 +35,20 @@ void in_subtransaction(F&& body) {
     });
     throw;
   }
-  guard([&] {
-    ReleaseCurrentSubTransaction();
-    restore();
-  });
+  try {
+    guard([&] {
+      ReleaseCurrentSubTransaction();
+      restore();
+    });
+  } catch (...) {
+    // A release can fail (a foreign data wrapper's RELEASE SAVEPOINT): the
+    // subtransaction is still open, and must not outlive this call.
+    guard([&] {
+      RollbackAndReleaseCurrentSubTransaction();
+      restore();
+    });
+    throw;
+  }
 }
 
 }  // namespace partheal::pg
