@@ -1,11 +1,14 @@
 // partheal_attach_window(parent, lower, upper, partition_name): the SQL face
 // of attach/reconcile.hpp. It runs in the caller's transaction and backend.
+#include <fmt/format.h>
+
 #include <optional>
 #include <string>
 
 #include "attach/reconcile.hpp"
 #include "attach/window.hpp"
 #include "pg/boundary.hpp"
+#include "pg/error.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/security.hpp"
 #include "pg/spi.hpp"
@@ -19,6 +22,8 @@ extern "C" {
 using namespace partheal;
 
 namespace {
+
+Datum emit(FunctionCallInfo fcinfo, const attach::Result& r);
 
 std::string text_argument(FunctionCallInfo fcinfo, int n) {
   return pg::guard([&] { return std::string(text_to_cstring(PG_GETARG_TEXT_PP(n))); });
@@ -36,8 +41,21 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
   std::optional<std::string> name;
   if (!PG_ARGISNULL(3)) name = text_argument(fcinfo, 3);
 
-  attach::Parent parent = attach::describe_parent(relid);
   attach::Result r;
+  attach::Parent parent;
+  try {
+    parent = attach::describe_parent(relid);
+  } catch (const PgError& e) {
+    // The table itself could not be read in time: nothing was done, and
+    // that is default_holds_rows, not an error.
+    if (e.sqlerrcode() != ERRCODE_LOCK_NOT_AVAILABLE) throw;
+    std::string message = fmt::format("partheal: the window was not attached: {}", e.what());
+    const char* m = message.c_str();
+    const char* h = e.fields().hint.c_str();
+    pg::guard([&] { ereport(NOTICE, (errmsg_internal("%s", m), errhint("%s", h))); });
+    r.outcome = attach::Outcome::kDefaultHoldsRows;
+    return emit(fcinfo, r);
+  }
   // Everything past the ownership check runs as the owner: a domain's CHECK
   // on the key, or a custom type's comparison, is the owner's code, which a
   // superuser caller must not run with its own rights.
@@ -51,6 +69,12 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
     pg::leave_guc_level(level);
   });
 
+  return emit(fcinfo, r);
+}
+
+namespace {
+
+Datum emit(FunctionCallInfo fcinfo, const attach::Result& r) {
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   const char* outcome = attach::outcome_name(r.outcome);
   pg::guard([&] {
@@ -66,3 +90,5 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
   });
   return Datum(0);
 }
+
+}  // namespace

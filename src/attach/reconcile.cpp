@@ -73,20 +73,29 @@ int lock_budget_ms() {
   return budget_ms;
 }
 
-// partheal's own deadlock_timeout while it attaches: it runs the deadlock
-// check first, so in a cycle with an application it is the one that fails,
-// and it treats that failure as giving way.
-constexpr const char* kOwnDeadlockTimeoutMs = "20";
+// partheal's own deadlock_timeout while it attaches, shorter than a slice:
+// it runs the deadlock check first, so in a cycle with an application it is
+// the one that fails, and it treats that failure as giving way.
+constexpr const char* kOwnDeadlockTimeoutMs = "10";
+
+// A queued lock request is cut into slices: PostgreSQL runs the deadlock
+// check once per wait, deadlock_timeout into it, so a cycle that an
+// application closes later in a long wait would be found by the
+// application's check, not partheal's. Each slice is a new wait with a new
+// check.
+constexpr long kSliceMs = 25;
 
 class LockBudget {
  public:
-  LockBudget() : started_(pg::guard([] { return GetCurrentTimestamp(); })) {}
-  // lock_timeout for the next statement: what is left of the budget.
-  void apply() const {
+  explicit LockBudget(TimestampTz started) : started_(started) {}
+  long left() const {
     long elapsed =
         pg::guard([&] { return TimestampDifferenceMilliseconds(started_, GetCurrentTimestamp()); });
-    long left = std::max(1L, static_cast<long>(lock_budget_ms()) - elapsed);
-    pg::set_local("lock_timeout", std::to_string(left));
+    return static_cast<long>(lock_budget_ms()) - elapsed;
+  }
+  // lock_timeout for the next wait: one slice, or what is left if less.
+  void apply() const {
+    pg::set_local("lock_timeout", std::to_string(std::max(1L, std::min(kSliceMs, left()))));
   }
 
  private:
@@ -172,6 +181,28 @@ bool default_holds_window_rows(const Parent& p, const Window& w) {
   // Not read-only: SPI then takes a new snapshot, so the look sees rows
   // committed since the caller's statement began.
   return pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}) > 0;
+}
+
+// The rows the bulk skipped, moved with a plain DELETE that waits for their
+// transactions, in slices like a queued lock (a wait for a row is a wait for
+// its transaction's lock), each in a subtransaction so a slice that runs out
+// takes nothing with it.
+int64 move_skipped(const Parent& p, const Window& w, const Names& n, Result& r) {
+  LockBudget budget(pg::guard([] { return GetCurrentTimestamp(); }));
+  for (;;) {
+    int64 moved = 0;
+    int64 statements = r.move_statements;
+    try {
+      pg::in_subtransaction([&] {
+        budget.apply();
+        moved = move_rows(p, w, n, -1, r);
+      });
+      return moved;
+    } catch (const PgError& e) {
+      r.move_statements = statements;
+      if (e.sqlerrcode() != ERRCODE_LOCK_NOT_AVAILABLE || budget.left() <= 0) throw;
+    }
+  }
 }
 
 // A foreign key that references the table sees a move as a DELETE: ON
@@ -263,21 +294,14 @@ void lock_all(const Parent& p, Oid table, bool locked, bool wait, const LockBudg
 // last attempt's: it waits in the lock manager, within the budget, so that a
 // steady stream of transactions cannot starve it.
 Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bool locked,
-                 bool queue, Result& r, TimestampTz& held_since) {
+                 bool queue, TimestampTz attempt_started, Result& r, TimestampTz& held_since) {
   pg::in_subtransaction([&] {
-    LockBudget budget;
+    LockBudget budget(attempt_started);
     // In the locked form the parent is ACCESS EXCLUSIVE: with rows moving,
     // a reader planned with the old partition set, then held at DEFAULT's
     // lock, would run after the commit with a new snapshot and find the
     // rows in neither place. Held at the parent, it plans after the commit.
     lock_all(p, table, locked, queue, budget, held_since);
-    // PostgreSQL's ATTACH does not scan a foreign DEFAULT, so only a look
-    // taken with writers held out can tell that it holds none of the window.
-    if (p.default_is_foreign && default_holds_window_rows(p, w))
-      throw GiveUp{fmt::format("the DEFAULT partition \"{}\" is a foreign table, which "
-                               "partheal can neither lock nor move rows out of",
-                               p.default_name),
-                   "Move the window's rows out of the foreign table yourself, then attach."};
     budget.apply();
     if (locked) r.rows_moved += move_rows(p, w, n, -1, r);
     budget.apply();
@@ -325,7 +349,7 @@ Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool lo
   const int attempts = settings::attach_lock_attempts;
   bool skip_to_queue = false;
   for (int i = 0; i < attempts; ++i) {
-    if (i > 0) back_off(i);
+    if (i > 0 && !skip_to_queue) back_off(i);
     r.attempts++;
     bool queue = i == attempts - 1 || skip_to_queue;
     TimestampTz polling_since = pg::guard([] { return GetCurrentTimestamp(); });
@@ -334,7 +358,7 @@ Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool lo
       int64 statements_before = r.move_statements;
       TimestampTz held_since = 0;
       try {
-        Try t = attempt_once(p, w, n, table, locked, queue, r, held_since);
+        Try t = attempt_once(p, w, n, table, locked, queue, polling_since, r, held_since);
         count_hold(held_since, r);
         return t;
       } catch (const LocksBusy&) {
@@ -360,6 +384,12 @@ Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool lo
               "Try again when that transaction has ended."};
         if (!is_lock_wait(e)) throw;
         last = e.what();
+        // A slice of the queued attempt ran out: queue again, with a new
+        // deadlock check, while the budget lasts.
+        bool spent = pg::guard([&] {
+                       return TimestampDifferenceMilliseconds(polling_since, GetCurrentTimestamp());
+                     }) >= lock_budget_ms();
+        if (queue && e.sqlerrcode() == ERRCODE_LOCK_NOT_AVAILABLE && !spent) continue;
         break;
       }
     }
@@ -422,8 +452,15 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
         // sure to fail would hold writers at the parent for a whole scan of
         // DEFAULT first. A row that arrives after the look is still caught
         // by the plain attempt's error.
-        bool holds_rows =
-            OidIsValid(p.default_relid) && !p.default_is_foreign && default_holds_window_rows(p, w);
+        bool holds_rows = OidIsValid(p.default_relid) && default_holds_window_rows(p, w);
+        // PostgreSQL's ATTACH does not scan a foreign DEFAULT; partheal looks
+        // before it locks anything, since the look runs on the remote server,
+        // where partheal's lock_timeout does not reach.
+        if (holds_rows && p.default_is_foreign)
+          throw GiveUp{fmt::format("the DEFAULT partition \"{}\" is a foreign table, which "
+                                   "partheal can neither lock nor move rows out of",
+                                   p.default_name),
+                       "Move the window's rows out of the foreign table yourself, then attach."};
         if (!holds_rows && attempt(p, w, n, r.partition, false, r) == Try::kAttached) return;
         if (referenced_by_foreign_keys(p))
           throw GiveUp{
@@ -439,7 +476,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
         // The rows the bulk skipped because others had them locked move now,
         // under ROW EXCLUSIVE, waiting for those transactions within the
         // budget; not in the locked form, where the table would wait too.
-        r.rows_moved += move_rows(p, w, n, -1, r);
+        r.rows_moved += move_skipped(p, w, n, r);
         if (attempt(p, w, n, r.partition, true, r) == Try::kAttached) return;
         throw GiveUp{
             "DEFAULT still holds rows of the window after the move: rows this transaction "

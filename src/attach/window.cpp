@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/spi.hpp"
+#include "settings.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -24,6 +26,11 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/partcache.h"
 #include "utils/syscache.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
 }
 
 namespace partheal::attach {
@@ -173,6 +180,29 @@ Parent describe_parent(Oid relid) {
     if (!pg_class_ownercheck(relid, GetUserId()))
       aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
   });
+  // A transaction holding the table ACCESS EXCLUSIVE (DDL) would hold
+  // partheal as long as it likes: partheal polls for its read lock, for as
+  // long as all its lock attempts together may take.
+  long limit = static_cast<long>(settings::attach_lock_attempts) *
+               std::max(1, std::min(settings::attach_lock_timeout_ms, DeadlockTimeout / 2));
+  TimestampTz started = pg::guard([] { return GetCurrentTimestamp(); });
+  while (!pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); })) {
+    bool spent = pg::guard(
+        [&] { return TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()) >= limit; });
+    if (spent) {
+      std::string name = pg::guard([&] { return text_of(get_rel_name(relid)); });
+      pg::fail(
+          ERRCODE_LOCK_NOT_AVAILABLE,
+          fmt::format("another transaction held \"{}\" ACCESS EXCLUSIVE for {} ms", name, limit),
+          {}, "Try again when that transaction has ended.");
+    }
+    pg::guard([] {
+      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 5,
+                      PG_WAIT_EXTENSION);
+      ResetLatch(MyLatch);
+      CHECK_FOR_INTERRUPTS();
+    });
+  }
   Relation rel = pg::open_existing(relid, AccessShareLock);
   Parent p;
   p.relid = relid;

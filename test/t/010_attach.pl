@@ -6,6 +6,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::Bin;
 use PartHeal;
+use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -84,6 +85,44 @@ $attacher->quit;
 like($attached, qr/outcome=attached/, 'and partheal attaches once the open transaction ends');
 is($sql->(q{SELECT count(*) FROM ONLY pq_p20260301}), '101',
   'with the writer\'s row among the window\'s');
+
+# Writers at full speed into the window while it is attached: every insert
+# that routed to DEFAULT during ATTACH's scan would be rejected by the
+# narrowed constraint (23514) if partheal did not hold the parent first.
+$sql->(q{
+  CREATE TABLE hot (id bigserial, at timestamptz NOT NULL, v text) PARTITION BY RANGE (at);
+  CREATE TABLE hot_default PARTITION OF hot DEFAULT;
+  INSERT INTO hot (at, v) SELECT '2025-01-01'::timestamptz + g * interval '1 minute', 'old'
+    FROM generate_series(1, 300000) g;
+});
+my $bench = "${PostgreSQL::Test::Utils::tmp_check}/hot.sql";
+open(my $fh, '>', $bench) or die;
+print $fh "INSERT INTO hot (at, v) VALUES ('2026-06-01'::timestamptz + random() * interval '20 days', 'live');\n";
+close $fh;
+# To files, not pipes: a pipe nobody pumps while this script waits stalls
+# pgbench.
+my ($bout_file, $berr_file) = ("$bench.out", "$bench.err");
+my $writers = IPC::Run::start(
+  ['pgbench', '-n', '-c', '4', '-j', '2', '-T', '6', '-f', $bench, '-d', $node->connstr('postgres')],
+  '>', $bout_file, '2>', $berr_file);
+ok($node->poll_query_until('postgres', q{SELECT count(*) > 2000 FROM hot WHERE v = 'live'}),
+  'the writers are writing');
+my @outcomes;
+for my $month (6 .. 7) {
+  my $lower = sprintf('2026-%02d-01', $month);
+  my $upper = sprintf('2026-%02d-01', $month + 1);
+  push @outcomes, $sql->("SELECT outcome FROM partheal_attach_window('hot', '$lower', '$upper')");
+  select(undef, undef, undef, 0.5);
+}
+$writers->finish;
+my ($bout, $berr) = (slurp_file($bout_file), slurp_file($berr_file));
+is(join(',', @outcomes), 'attached,attached', 'two windows attached under four writers');
+unlike($berr, qr/ERROR|aborted/, 'no writer got an error') or diag($berr);
+my ($done) = $bout =~ /number of transactions actually processed: (\d+)/;
+ok($done && $done > 100, "the writers kept writing (" . ($done // 0) . " inserts)");
+is($sql->(q{SELECT count(*) FROM hot WHERE v = 'live'}), $done, 'and every insert is there');
+is($sql->(q{SELECT count(*) FROM ONLY hot_default WHERE at >= '2026-06-01' AND at < '2026-08-01'}),
+  '0', 'none of them left in DEFAULT');
 
 # The drain commits after each window. A trigger on DEFAULT makes the move of
 # the second window wait on an advisory lock this test holds; meanwhile
