@@ -77,3 +77,9 @@ SELECT partheal_unmanage(NULL);
 -- A dropped table leaves no registration behind.
 DROP TABLE good_smallserial;
 SELECT parent, partition_size FROM partheal_config ORDER BY parent::text;
+
+-- A temporary table: the worker cannot see it.
+CREATE TEMP TABLE scratch (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('scratch', 10);
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS registered FROM partheal_config WHERE parent::text LIKE '%scratch%';

@@ -147,3 +147,11 @@ SELECT * FROM partheal_append('msg', '{"id": 2001}');
 RESET search_path;
 SELECT * FROM app.audit;
 DROP TRIGGER note ON msg;
+
+-- A READ ONLY transaction is refused before anything is created: a heal's
+-- partition, committed by the worker, would outlive the refused INSERT.
+BEGIN TRANSACTION READ ONLY;
+SELECT * FROM partheal_append('msg', '{"id": 3005}');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT count(*) AS msg_p3000_created FROM pg_class WHERE relname = 'msg_p3000';

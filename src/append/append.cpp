@@ -131,6 +131,10 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   if (PG_ARGISNULL(1)) append::null_argument("rows");
   Oid relid = PG_GETARG_OID(0);
   Jsonb* json = pg::guard([&] { return PG_GETARG_JSONB_P(1); });
+  // A heal's partition is committed by the worker and outlives this
+  // transaction, whose INSERT a READ ONLY transaction would then refuse:
+  // refuse first, before anything is created.
+  pg::guard([] { PreventCommandIfReadOnly("partheal_append()"); });
 
   // The lock a plain INSERT takes, after its privilege check; the lock also
   // keeps partitions from being dropped or detached (non-concurrently)
