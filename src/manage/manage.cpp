@@ -157,8 +157,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) nextval_default = PG_GETARG_BOOL(3);
   manage::TableShape shape = manage::describe(rel);
   if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-             fmt::format("\"{}\" is a temporary table", shape.name),
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, fmt::format("\"{}\" is a temporary table", shape.name),
              "The worker, which creates partitions ahead and for heals, cannot see another "
              "session's temporary tables, and the registration would outlive the table's session.",
              "Register a permanent or unlogged table.");
