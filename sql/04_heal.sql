@@ -90,3 +90,15 @@ SELECT partheal_manage('locked.t', 10, NULL);
 SELECT * FROM partheal_append('locked.t', '{}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) FROM parts WHERE parent = 'locked.t'::regclass;
+
+-- A parent with a tablespace gives it to the partitions the heal creates,
+-- as PARTITION OF would.
+SET allow_in_place_tablespaces = true;
+CREATE TABLESPACE heal_space LOCATION '';
+RESET allow_in_place_tablespaces;
+CREATE TABLE spaced (id bigserial, v text) PARTITION BY RANGE (id) TABLESPACE heal_space;
+SELECT partheal_manage('spaced', 10, NULL);
+SELECT count(*) FROM partheal_append('spaced', '{"v": "x"}');
+SELECT c.relname, t.spcname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+  LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace WHERE i.inhparent = 'spaced'::regclass;
+DROP TABLE spaced;

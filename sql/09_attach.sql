@@ -281,3 +281,13 @@ SET ROLE attach_stranger;
 CALL partheal_partition_data('owned', '10');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+
+-- A parent with a tablespace gives it to the window's table, as PARTITION
+-- OF would.
+SET allow_in_place_tablespaces = true;
+CREATE TABLESPACE attach_space LOCATION '';
+RESET allow_in_place_tablespaces;
+CREATE TABLE spaced_window (k int NOT NULL) PARTITION BY RANGE (k) TABLESPACE attach_space;
+SELECT outcome FROM partheal_attach_window('spaced_window', '0', '10');
+SELECT c.relname, t.spcname FROM pg_class c LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace
+ WHERE c.relname = 'spaced_window_p0';

@@ -446,7 +446,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
       pg::set_local("lock_timeout", std::to_string(budget_ms));
       pg::as_role(p.owner, [&] {
         if (!OidIsValid(existing))
-          pg::spi::execute(ddl::create_like_sql(p.schema, table, p.name), SPI_OK_UTILITY);
+          pg::spi::execute(ddl::create_like_sql(p.relid, p.schema, table, p.name), SPI_OK_UTILITY);
         r.partition = lookup();
         // Asked without a lock anyone waits for: a plain ATTACH that is
         // sure to fail would hold writers at the parent for a whole scan of

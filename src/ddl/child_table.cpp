@@ -6,7 +6,9 @@
 
 extern "C" {
 #include "common/hashfn.h"
+#include "commands/tablespace.h"
 #include "mb/pg_wchar.h"
+#include "utils/lsyscache.h"
 }
 
 namespace partheal::ddl {
@@ -32,13 +34,19 @@ std::string child_name(const std::string& parent, const std::string& suffix) {
   return name;
 }
 
-std::string create_like_sql(const std::string& schema, const std::string& child,
-                            const std::string& parent) {
+std::string create_like_sql(unsigned int parent_relid, const std::string& schema,
+                            const std::string& child, const std::string& parent) {
+  std::string tablespace = pg::guard([&] {
+    Oid ts = get_rel_tablespace(parent_relid);
+    char* name = OidIsValid(ts) ? get_tablespace_name(ts) : nullptr;
+    return name == nullptr ? std::string() : std::string(name);
+  });
   return fmt::format(
       "CREATE TABLE {0}.{1} (LIKE {0}.{2} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
       "INCLUDING INDEXES INCLUDING STORAGE INCLUDING COMMENTS INCLUDING GENERATED "
-      "INCLUDING STATISTICS INCLUDING COMPRESSION)",
-      pg::quoted(schema), pg::quoted(child), pg::quoted(parent));
+      "INCLUDING STATISTICS INCLUDING COMPRESSION){3}",
+      pg::quoted(schema), pg::quoted(child), pg::quoted(parent),
+      tablespace.empty() ? std::string() : " TABLESPACE " + pg::quoted(tablespace));
 }
 
 }  // namespace partheal::ddl

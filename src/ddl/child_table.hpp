@@ -14,8 +14,9 @@ std::string child_name(const std::string& parent, const std::string& suffix);
 
 // CREATE TABLE schema.child (LIKE schema.parent INCLUDING ...), never
 // PARTITION OF, which would lock the parent ACCESS EXCLUSIVE. IDENTITY is left
-// out: the child would get a sequence of its own.
-std::string create_like_sql(const std::string& schema, const std::string& child,
-                            const std::string& parent);
+// out: the child would get a sequence of its own. A parent with a tablespace
+// gives it to the child, as PARTITION OF would.
+std::string create_like_sql(unsigned int parent_relid, const std::string& schema,
+                            const std::string& child, const std::string& parent);
 
 }  // namespace partheal::ddl

@@ -76,7 +76,7 @@ Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
     out.partition = child;
     out.range =
         fmt::format("FROM ({}) TO ({})", bound_sql(plan.range.lower), bound_sql(plan.range.upper));
-    std::string create = ddl::create_like_sql(plan.schema, child, plan.parent);
+    std::string create = ddl::create_like_sql(relid, plan.schema, child, plan.parent);
     // The bounds are integers partheal computed, not user text.
     std::string attach =
         fmt::format("ALTER TABLE {0}.{1} ATTACH PARTITION {0}.{2} FOR VALUES {3}",
