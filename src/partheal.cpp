@@ -2,6 +2,7 @@
 // shared memory and a background worker, so it must be preloaded.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <new>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 extern "C" {
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 }
@@ -38,6 +40,10 @@ int ahead_seconds = 10;
 int max_ahead_partitions = 16;
 int attach_lock_timeout_ms = 200;
 int attach_lock_attempts = 5;
+
+int attach_lock_budget_ms() {
+  return std::max(1, std::min(attach_lock_timeout_ms, DeadlockTimeout / 2));
+}
 
 namespace {
 bool loaded_at_startup = false;

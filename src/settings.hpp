@@ -13,6 +13,10 @@ extern int max_ahead_partitions;    // partheal.max_ahead_partitions
 extern int attach_lock_timeout_ms;  // partheal.attach_lock_timeout
 extern int attach_lock_attempts;    // partheal.attach_lock_attempts
 
+// One attach attempt's budget for its lock waits: partheal.attach_lock_timeout,
+// never more than half of this session's deadlock_timeout.
+int attach_lock_budget_ms();
+
 // True when the library was loaded through shared_preload_libraries.
 bool preloaded();
 // Fails with a HINT naming the setting when it was not.

@@ -11,6 +11,7 @@
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
 #include "pg/guc_scope.hpp"
+#include "pg/pause.hpp"
 #include "pg/security.hpp"
 #include "pg/spi.hpp"
 #include "pg/subxact.hpp"
@@ -21,14 +22,12 @@ extern "C" {
 #include "catalog/partition.h"
 #include "nodes/pg_list.h"
 #include "miscadmin.h"
-#include "storage/latch.h"
 #include "catalog/pg_inherits.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 }
 
 namespace partheal::attach {
@@ -126,13 +125,7 @@ bool is_lock_wait(const PgError& e) {
 }
 
 void back_off(int attempt) {
-  long ms = std::min(1000L, 50L << std::min(attempt - 1, 5));
-  pg::guard([&] {
-    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
-                    PG_WAIT_EXTENSION);
-    ResetLatch(MyLatch);
-    CHECK_FOR_INTERRUPTS();
-  });
+  pg::pause_ms(std::min(1000L, 50L << std::min(attempt - 1, 5)));
 }
 
 // Moves the window's rows out of DEFAULT into the window's table. The DELETE
@@ -333,15 +326,6 @@ void count_hold(TimestampTz since, Result& r) {
   r.parent_held_longest_ms = std::max(r.parent_held_longest_ms, ms);
 }
 
-void pause_ms(long ms) {
-  pg::guard([&] {
-    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
-                    PG_WAIT_EXTENSION);
-    ResetLatch(MyLatch);
-    CHECK_FOR_INTERRUPTS();
-  });
-}
-
 // Every attempt but the last polls for its locks, every few milliseconds for
 // the budget, without ever waiting in the lock manager; the last one queues.
 Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool locked, Result& r) {
@@ -372,7 +356,7 @@ Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool lo
           i = std::max(i, attempts - 2);
           break;
         }
-        pause_ms(5);
+        pg::pause_ms(5);
       } catch (const PgError& e) {
         count_hold(held_since, r);
         r.rows_moved = moved_before;
@@ -436,7 +420,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
                          "asked to attach it",
                          table),
              {}, "Pass it as partition_name to attach it, or pass another name to create.");
-  budget_ms = std::max(1, std::min(settings::attach_lock_timeout_ms, DeadlockTimeout / 2));
+  budget_ms = settings::attach_lock_budget_ms();
   std::optional<GiveUp> give_up;
   try {
     pg::in_subtransaction([&] {

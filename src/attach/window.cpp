@@ -7,6 +7,7 @@
 #include "attach/window.hpp"
 #include "heal/bounds.hpp"
 #include "pg/boundary.hpp"
+#include "pg/pause.hpp"
 #include "pg/relation.hpp"
 #include "pg/spi.hpp"
 #include "settings.hpp"
@@ -26,11 +27,9 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/partcache.h"
 #include "utils/syscache.h"
-#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 }
 
 namespace partheal::attach {
@@ -183,8 +182,8 @@ Parent describe_parent(Oid relid) {
   // A transaction holding the table ACCESS EXCLUSIVE (DDL) would hold
   // partheal as long as it likes: partheal polls for its read lock, for as
   // long as all its lock attempts together may take.
-  long limit = static_cast<long>(settings::attach_lock_attempts) *
-               std::max(1, std::min(settings::attach_lock_timeout_ms, DeadlockTimeout / 2));
+  long limit =
+      static_cast<long>(settings::attach_lock_attempts) * settings::attach_lock_budget_ms();
   TimestampTz started = pg::guard([] { return GetCurrentTimestamp(); });
   while (!pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); })) {
     bool spent = pg::guard(
@@ -196,12 +195,7 @@ Parent describe_parent(Oid relid) {
           fmt::format("another transaction held \"{}\" ACCESS EXCLUSIVE for {} ms", name, limit),
           {}, "Try again when that transaction has ended.");
     }
-    pg::guard([] {
-      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 5,
-                      PG_WAIT_EXTENSION);
-      ResetLatch(MyLatch);
-      CHECK_FOR_INTERRUPTS();
-    });
+    pg::pause_ms(5);
   }
   Relation rel = pg::open_existing(relid, AccessShareLock);
   Parent p;
