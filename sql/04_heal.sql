@@ -102,3 +102,18 @@ SELECT count(*) FROM partheal_append('spaced', '{"v": "x"}');
 SELECT c.relname, t.spcname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
   LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace WHERE i.inhparent = 'spaced'::regclass;
 DROP TABLE spaced;
+
+-- A row whose sub-partition is missing gets PostgreSQL's own routing error,
+-- even when the same batch also needed a heal: only a miss at the managed
+-- parent is partheal's to heal, and no PH001.
+CREATE TABLE layered (id bigserial, topic text) PARTITION BY RANGE (id);
+SELECT partheal_manage('layered', 10, NULL);
+CREATE TABLE layered_p0 (id bigint NOT NULL, topic text) PARTITION BY LIST (topic);
+CREATE TABLE layered_p0_a PARTITION OF layered_p0 FOR VALUES IN ('a');
+ALTER TABLE layered ATTACH PARTITION layered_p0 FOR VALUES FROM (0) TO (10);
+\set VERBOSITY verbose
+SELECT * FROM partheal_append('layered', '[{"id": 15, "topic": "a"}, {"id": 5, "topic": "b"}]');
+\set VERBOSITY default
+SELECT count(*) AS rows_in_layered FROM layered;
+SELECT * FROM partheal_append('layered', '[{"id": 16, "topic": "a"}, {"id": 6, "topic": "a"}]');
+DROP TABLE layered;

@@ -97,7 +97,7 @@ void heal(const manage::ManagedTable& table, Relation parent, const std::vector<
 
 }  // namespace
 
-bool is_routing_miss(const PgError& e) {
+bool is_routing_miss(const PgError& e, Oid parent) {
   const ErrorFields& f = e.fields();
   // A CHECK constraint names itself; routing and partition-bound failures do
   // not. Routing names the partitioned table it failed at, a bound failure
@@ -107,12 +107,11 @@ bool is_routing_miss(const PgError& e) {
     return false;
   const char* schema = f.schema_name.c_str();
   const char* table = f.table_name.c_str();
-  char kind = pg::guard([&] {
+  Oid rel = pg::guard([&] {
     Oid ns = get_namespace_oid(schema, true);
-    Oid rel = ns == InvalidOid ? InvalidOid : get_relname_relid(table, ns);
-    return rel == InvalidOid ? '\0' : get_rel_relkind(rel);
+    return ns == InvalidOid ? InvalidOid : get_relname_relid(table, ns);
   });
-  return kind == RELKIND_PARTITIONED_TABLE;
+  return rel == parent;
 }
 
 void insert_until_covered(const manage::ManagedTable& table, Relation parent,
@@ -150,7 +149,7 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
       pg::in_subtransaction(insert);
       return;
     } catch (const PgError& e) {
-      if (!is_routing_miss(e)) throw;
+      if (!is_routing_miss(e, table.shape.relid)) throw;
       if (++misses >= max_heals) behind(table, ids, heals);
       fresh = false;
     }

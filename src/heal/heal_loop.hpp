@@ -19,8 +19,10 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
 // partition (partheal_reserve).
 void cover(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& ids);
 
-// A 23514 raised by tuple routing, told apart from CHECK and partition
-// constraint violations by the ErrorData fields, never by message text.
-bool is_routing_miss(const PgError& e);
+// A 23514 raised by tuple routing at `parent` itself, told apart from CHECK
+// and partition constraint violations by the ErrorData fields, never by
+// message text. A miss at a sub-partitioned partition below it is not a
+// heal's business: it stays PostgreSQL's own error.
+bool is_routing_miss(const PgError& e, Oid parent);
 
 }  // namespace partheal::heal

@@ -3,6 +3,8 @@
 // is granted: that is the caller's 42P01, never relation_open's XX000.
 #pragma once
 
+#include <string>
+
 #include "pg/postgres.hpp"
 
 extern "C" {
@@ -12,5 +14,10 @@ extern "C" {
 namespace partheal::pg {
 
 Relation open_existing(Oid relid, LOCKMODE mode);
+
+// How a log line names a table: "schema.table", as PHL01 and PHL02 do, or
+// "relation <oid>" once it is gone. Outside a transaction (the worker
+// between its own) it opens a short one to read the catalog.
+std::string relation_label(Oid relid);
 
 }  // namespace partheal::pg

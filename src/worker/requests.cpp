@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "pg/boundary.hpp"
+#include "pg/relation.hpp"
 #include "settings.hpp"
 #include "worker/requests.hpp"
 #include "worker/shared.hpp"
@@ -34,6 +35,7 @@ Size shared_size() {
   return add_size(size, mul_size(sizeof(WorkerSlot), max_worker_processes));
 }
 
+// As PostgreSQL's own errors name a table: unqualified.
 std::string table_name(Oid relid) {
   const char* name = pg::guard([&] { return get_rel_name(relid); });
   return name != nullptr ? name : fmt::format("relation {}", relid);
@@ -230,9 +232,9 @@ bool request_create_ahead(Oid relid, int64 partition) {
   SpinLockRelease(&s.ahead_mutex);
   if (!queued) {
     std::string line = fmt::format(
-        "{} create-ahead queue full; partition {} of relation {} is left "
+        "{} create-ahead queue full; partition {} of {} is left "
         "to the heal",
-        errors::kLogAheadDropped, partition, relid);
+        errors::kLogAheadDropped, partition, pg::relation_label(relid));
     const char* text = line.c_str();
     pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
     return false;

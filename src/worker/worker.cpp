@@ -96,8 +96,9 @@ Answer in_own_transaction(Oid relid, const std::string& for_what, Ensure&& ensur
     copy_text(answer.message, f.message, sizeof(answer.message));
     copy_text(answer.detail, f.detail, sizeof(answer.detail));
     copy_text(answer.hint, f.hint, sizeof(answer.hint));
-    std::string line = fmt::format("{} could not create the partition of relation {} {}: {}",
-                                   errors::kLogCreateFailed, relid, for_what, f.message);
+    std::string line =
+        fmt::format("{} could not create the partition of {} {}: {}", errors::kLogCreateFailed,
+                    pg::relation_label(relid), for_what, f.message);
     const char* text = line.c_str();
     int code = f.sqlerrcode;
     pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
@@ -171,9 +172,10 @@ long serve_ahead(Oid dboid, bool* served) {
         next_ms = Min(next_ms, backoff);
       } else {
         ahead::with_state(mine.relid, [](ahead::TableState& s) { ahead::count(s.ahead_failed); });
-        std::string line = fmt::format(
-            "{} create-ahead of partition {} of relation {} dropped after {} attempts: {}",
-            errors::kLogAheadGaveUp, mine.partition, mine.relid, mine.attempts, answer.message);
+        std::string line =
+            fmt::format("{} create-ahead of partition {} of {} dropped after {} attempts: {}",
+                        errors::kLogAheadGaveUp, mine.partition, pg::relation_label(mine.relid),
+                        mine.attempts, answer.message);
         const char* text = line.c_str();
         int code = answer.sqlerrcode;
         pg::guard([&] {
@@ -261,8 +263,8 @@ void log_poll_error(Oid relid, const PgError& e) {
   TableWatch& watch = watches()[relid];
   if (watch.last_error == e.what()) return;
   watch.last_error = e.what();
-  std::string line = fmt::format("{} sequence poll of relation {} failed: {}",
-                                 errors::kLogCreateFailed, relid, e.what());
+  std::string line = fmt::format("{} sequence poll of {} failed: {}", errors::kLogCreateFailed,
+                                 pg::relation_label(relid), e.what());
   const char* text = line.c_str();
   int code = e.sqlerrcode();
   pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
