@@ -43,6 +43,10 @@ CREATE TABLE no_seq (id bigint) PARTITION BY RANGE (id);
 SELECT partheal_manage('no_seq', 10);
 CREATE TABLE const_default (id bigint DEFAULT 7) PARTITION BY RANGE (id);
 SELECT partheal_manage('const_default', 10);
+-- A default that is more than nextval(): partheal stores the id it draws,
+-- where a plain INSERT would store 1007, 2007, ...
+CREATE TABLE odd_default (id bigint DEFAULT nextval('own_seq') * 1000 + 7) PARTITION BY RANGE (id);
+SELECT partheal_manage('odd_default', 10);
 -- A DEFAULT partition would take every row, so nothing could be healed.
 CREATE TABLE with_default (id bigserial) PARTITION BY RANGE (id);
 CREATE TABLE with_default_d PARTITION OF with_default DEFAULT;

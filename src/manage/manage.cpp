@@ -109,13 +109,8 @@ void install_partheal_nextval(const TableShape& shape) {
         fmt::format("column \"{}\" of \"{}\" is an identity column", shape.key_column, shape.name),
         "An identity column's default cannot be replaced.",
         "Declare the id bigserial, or keep nextval_default false.");
-  if (!shape.default_is_plain_nextval)
-    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-             fmt::format("the default of column \"{}\" of \"{}\" is not a plain nextval()",
-                         shape.key_column, shape.name),
-             "partheal_nextval replaces exactly nextval(sequence), and partheal_unmanage puts "
-             "exactly that back.",
-             "Declare the id bigserial, or keep nextval_default false.");
+  // describe() refused any other default: what is left is exactly
+  // nextval(sequence), which partheal_unmanage can put back.
   set_key_default(shape,
                   fmt::format("{}.partheal_nextval({}, {})", extension_schema_sql(),
                               regclass_literal(shape.relid), regclass_literal(shape.sequence)));

@@ -179,6 +179,18 @@ TableShape describe(Relation parent) {
   } else {
     shape.default_is_plain_nextval = funcid == F_NEXTVAL;
     guard([&] { (void)find_sequence(def, &use); });
+    // partheal draws the id with nextval() itself and stores what it drew:
+    // only a default that is exactly that would store the same.
+    bool plain = shape.default_is_plain_nextval || (top != nullptr && IsA(top, NextValueExpr));
+    if (use.sequence != InvalidOid && !plain)
+      fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+           fmt::format("the default of partition key column \"{}\" of \"{}\" is not a plain "
+                       "nextval() of a sequence",
+                       shape.key_column, shape.name),
+           "partheal draws each id with nextval() before it inserts, and stores the id it drew; "
+           "an expression around nextval() would make a plain INSERT store a different id.",
+           "Declare the column serial, bigserial or GENERATED ... AS IDENTITY, or give it "
+           "DEFAULT nextval('sequence').");
   }
   if (use.sequence == InvalidOid)
     fail(ERRCODE_FEATURE_NOT_SUPPORTED,
