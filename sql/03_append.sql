@@ -155,3 +155,39 @@ SELECT * FROM partheal_append('msg', '{"id": 3005}');
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 SELECT count(*) AS msg_p3000_created FROM pg_class WHERE relname = 'msg_p3000';
+
+-- The ids returned are the ids stored, as INSERT ... RETURNING says: a
+-- BEFORE trigger may change an id, or skip a row.
+CREATE TABLE shifted (id bigserial, v int) PARTITION BY RANGE (id);
+SELECT partheal_manage('shifted', 100, NULL);
+CREATE FUNCTION shift_id() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.v = 0 THEN RETURN NULL; END IF;
+  NEW.id := NEW.id + 10;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER shift BEFORE INSERT ON shifted FOR EACH ROW EXECUTE FUNCTION shift_id();
+SELECT * FROM partheal_append('shifted', '{"v": 1}');
+SELECT * FROM partheal_append('shifted', '[{"v": 2}, {"v": 0}, {"v": 3}]');
+SELECT id, v FROM shifted ORDER BY id;
+DROP TABLE shifted;
+DROP FUNCTION shift_id();
+-- RETURNING needs SELECT on the id, as in SQL: a role with INSERT alone gets
+-- the ids it drew, and never reads what a trigger stored.
+CREATE TABLE shifted2 (id bigserial, v int) PARTITION BY RANGE (id);
+SELECT partheal_manage('shifted2', 100, NULL);
+CREATE FUNCTION shift_id2() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN NEW.id := NEW.id + 10; RETURN NEW; END $$;
+CREATE TRIGGER shift BEFORE INSERT ON shifted2 FOR EACH ROW EXECUTE FUNCTION shift_id2();
+GRANT INSERT ON shifted2 TO appender;
+GRANT USAGE ON SEQUENCE shifted2_id_seq TO appender;
+SET ROLE appender;
+SELECT * FROM partheal_append('shifted2', '[{"v": 1}, {"v": 2}]');
+RESET ROLE;
+GRANT SELECT (id) ON shifted2 TO appender;
+SET ROLE appender;
+SELECT * FROM partheal_append('shifted2', '{"v": 3}');
+RESET ROLE;
+SELECT id, v FROM shifted2 ORDER BY id;
+DROP TABLE shifted2;
+DROP FUNCTION shift_id2();

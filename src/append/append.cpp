@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ahead/mark.hpp"
@@ -101,6 +102,15 @@ void as_arrays(const Target& target, Rows& rows, std::vector<Datum>& values,
   }
 }
 
+bool may_read_key(const manage::ManagedTable& table) {
+  const manage::TableShape& shape = table.shape;
+  return pg::guard([&] {
+    Oid user = GetUserId();
+    return pg_class_aclcheck(shape.relid, user, ACL_SELECT) == ACLCHECK_OK ||
+           pg_attribute_aclcheck(shape.relid, shape.key_attnum, user, ACL_SELECT) == ACLCHECK_OK;
+  });
+}
+
 void return_ids(FunctionCallInfo fcinfo, const std::vector<int64>& ids) {
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   pg::guard([&] {
@@ -162,14 +172,28 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   // it has no operators, so the path cannot change what it means, while the
   // table's own triggers and defaults see the session's path, as with INSERT.
   pg::spi::connect();
-  SPIPlanPtr plan = target.plan(rows.columns, batch);
+  // What is returned is what was stored, as INSERT ... RETURNING says: a
+  // BEFORE trigger may change an id, or skip a row. RETURNING needs SELECT
+  // on the key, as it would in SQL; without it the caller gets the ids it
+  // drew, and never sees what a trigger stored.
+  bool returning = append::may_read_key(*table);
+  SPIPlanPtr plan = target.plan(rows.columns, batch, returning);
+  std::vector<int64> stored = ids;
   heal::insert_until_covered(*table, parent, ids, [&] {
-    pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
+    if (!returning) {
+      pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
+      return;
+    }
+    uint64 n = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT_RETURNING);
+    stored.clear();
+    for (uint64 i = 0; i < n; ++i)
+      if (std::optional<Datum> id = pg::spi::value(i, 1))
+        stored.push_back(heal::key_to_int64(*id, table->shape.key_type));
   });
   pg::spi::finish();
-  ahead::after_append(*table, ids);
+  ahead::after_append(*table, stored);
   pg::guard([&] { relation_close(parent, NoLock); });
 
-  append::return_ids(fcinfo, ids);
+  append::return_ids(fcinfo, stored);
   return Datum(0);
 }

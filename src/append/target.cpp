@@ -78,8 +78,8 @@ int Target::column_index(const std::string& key) const {
            "Each key of a row must name a column of the table.");
 }
 
-SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
-  std::string key = batch ? "b" : "s";
+SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch, bool returning) {
+  std::string key = std::string(batch ? "b" : "s") + (returning ? "r" : "");
   for (int c : columns) key += fmt::format(",{}", c);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
@@ -100,11 +100,13 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch) {
   }
   // Every name is qualified, so the statement means the same whatever the
   // caller's search_path.
-  std::string sql = fmt::format("INSERT INTO {}.{} ({}) {}{}", pg::quoted(table_->shape.schema),
-                                pg::quoted(table_->shape.name), names,
-                                table_->shape.identity_always ? "OVERRIDING SYSTEM VALUE " : "",
-                                batch ? fmt::format("SELECT * FROM ROWS FROM ({})", unnests)
-                                      : fmt::format("VALUES ({})", args));
+  std::string sql =
+      fmt::format("INSERT INTO {}.{} ({}) {}{}{}", pg::quoted(table_->shape.schema),
+                  pg::quoted(table_->shape.name), names,
+                  table_->shape.identity_always ? "OVERRIDING SYSTEM VALUE " : "",
+                  batch ? fmt::format("SELECT * FROM ROWS FROM ({})", unnests)
+                        : fmt::format("VALUES ({})", args),
+                  returning ? " RETURNING " + pg::quoted(table_->shape.key_column) : std::string());
   SPIPlanPtr plan = pg::spi::prepare_kept(sql, static_cast<int>(types.size()), types.data());
   plans_.emplace(key, plan);
   return plan;

@@ -50,8 +50,9 @@ class Target {
   bool still_fits(const manage::ManagedTable& now, Relation parent) const;
 
   // The INSERT for these columns (indexes, in attnum order): VALUES for a
-  // single row, unnest() of one array per column for a batch.
-  SPIPlanPtr plan(const std::vector<int>& columns, bool batch);
+  // single row, unnest() of one array per column for a batch; with
+  // `returning`, RETURNING the key.
+  SPIPlanPtr plan(const std::vector<int>& columns, bool batch, bool returning);
 
  private:
   manage::TablePtr table_;           // the registration as it was when made
