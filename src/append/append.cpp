@@ -96,8 +96,18 @@ void as_arrays(const Target& target, Rows& rows, std::vector<Datum>& values,
     values[p] = pg::guard([&] {
       int dims[1] = {count};
       int lbs[1] = {1};
-      return PointerGetDatum(construct_md_array(column_values, column_nulls, 1, dims, lbs, c.type,
-                                                c.typlen, c.typbyval, c.typalign));
+      if (c.cast_to.empty())
+        return PointerGetDatum(construct_md_array(column_values, column_nulls, 1, dims, lbs, c.type,
+                                                  c.typlen, c.typbyval, c.typalign));
+      // A type without an array type travels as its own text, which its
+      // input function already accepted once.
+      Datum* texts = static_cast<Datum*>(palloc0(sizeof(Datum) * count));
+      for (int r = 0; r < count; ++r)
+        if (!column_nulls[r])
+          texts[r] = CStringGetTextDatum(
+              OutputFunctionCall(const_cast<FmgrInfo*>(&c.output), column_values[r]));
+      return PointerGetDatum(
+          construct_md_array(texts, column_nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
     });
   }
 }

@@ -5,6 +5,7 @@
 
 #include "append/rows.hpp"
 #include "pg/boundary.hpp"
+#include "pg/error_context.hpp"
 
 extern "C" {
 #include "lib/stringinfo.h"
@@ -64,28 +65,107 @@ void read_object(const Target& target, JsonbContainer* object, int row, std::vec
   }
 }
 
-// The text a column's input function gets. json and jsonb columns take the
-// value as JSON, so a string keeps its quotes.
-char* text_of(const JsonbValue& v, bool as_json) {
+// A JSON string, number or boolean as the text an input function takes.
+char* scalar_text(const JsonbValue& v) {
+  switch (v.type) {
+    case jbvString:
+      return pnstrdup(v.val.string.val, v.val.string.len);
+    case jbvNumeric:
+      return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
+    case jbvBool:
+      return pstrdup(v.val.boolean ? "true" : "false");
+    default:
+      return nullptr;
+  }
+}
+
+// An element of an array literal: double-quoted, so that any text survives.
+void append_quoted(StringInfo buf, const char* text) {
+  appendStringInfoChar(buf, '"');
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (*p == '"' || *p == '\\') appendStringInfoChar(buf, '\\');
+    appendStringInfoChar(buf, *p);
+  }
+  appendStringInfoChar(buf, '"');
+}
+
+// A JSON array, nested arrays included, as an array literal: ["a", null]
+// is {"a",NULL}. Elements of a json or jsonb array keep their JSON text.
+void append_array_literal(StringInfo buf, JsonbContainer* array, bool elements_are_json) {
+  appendStringInfoChar(buf, '{');
+  JsonbIterator* it = JsonbIteratorInit(array);
+  JsonbValue v;
+  bool first = true;
+  JsonbIteratorToken token;
+  while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE) {
+    if (token != WJB_ELEM) continue;
+    if (!first) appendStringInfoChar(buf, ',');
+    first = false;
+    if (v.type == jbvNull) {
+      appendStringInfoString(buf, "NULL");
+    } else if (v.type == jbvBinary && JsonContainerIsArray(v.val.binary.data) &&
+               !elements_are_json) {
+      append_array_literal(buf, v.val.binary.data, elements_are_json);
+    } else if (v.type == jbvBinary || elements_are_json) {
+      Jsonb* one = JsonbValueToJsonb(&v);
+      append_quoted(buf, JsonbToCString(nullptr, &one->root, VARSIZE(one)));
+    } else {
+      append_quoted(buf, scalar_text(v));
+    }
+  }
+  appendStringInfoChar(buf, '}');
+}
+
+// The text a column's input function gets; nullptr for JSON null. json and
+// jsonb columns take the value as JSON, so a string keeps its quotes; an
+// array column takes a JSON array as its elements; an integer column takes
+// an integral JSON number such as 1.0 as the integer it is.
+char* text_of(const JsonbValue& v, const Column& column) {
   return pg::guard([&]() -> char* {
-    switch (v.type) {
-      case jbvString: {
-        char* s = pnstrdup(v.val.string.val, v.val.string.len);
-        if (!as_json) return s;
+    if (v.type == jbvNull) return nullptr;
+    if (column.is_json) {
+      if (v.type == jbvBinary) return JsonbToCString(nullptr, v.val.binary.data, v.val.binary.len);
+      Jsonb* one = JsonbValueToJsonb(const_cast<JsonbValue*>(&v));
+      return JsonbToCString(nullptr, &one->root, VARSIZE(one));
+    }
+    if (v.type == jbvBinary) {
+      if (column.element_type != InvalidOid && JsonContainerIsArray(v.val.binary.data)) {
         StringInfoData buf;
         initStringInfo(&buf);
-        escape_json(&buf, s);
+        append_array_literal(&buf, v.val.binary.data, column.element_is_json);
         return buf.data;
       }
-      case jbvNumeric:
-        return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
-      case jbvBool:
-        return pstrdup(v.val.boolean ? "true" : "false");
-      case jbvBinary:
-        return JsonbToCString(nullptr, v.val.binary.data, v.val.binary.len);
-      default:
-        return nullptr;
+      return JsonbToCString(nullptr, v.val.binary.data, v.val.binary.len);
     }
+    if (v.type == jbvNumeric && column.is_integer) {
+      Datum n = NumericGetDatum(v.val.numeric);
+      Datum whole = DirectFunctionCall2(numeric_trunc, n, Int32GetDatum(0));
+      if (DatumGetBool(DirectFunctionCall2(numeric_eq, n, whole)))
+        return DatumGetCString(DirectFunctionCall1(numeric_out, whole));
+    }
+    return scalar_text(v);
+  });
+}
+
+// Where in the rows a conversion failed, for the error's CONTEXT: in a
+// batch of thousands, the row and the column.
+struct Position {
+  int row = 0;  // 0-based
+  const char* column = nullptr;
+};
+
+void position_context(void* arg) {
+  auto* at = static_cast<Position*>(arg);
+  if (at->column != nullptr)
+    errcontext("partheal_append row %d, column \"%s\"", at->row + 1, at->column);
+}
+
+// A NULL checked as the column's domain checks it: the domain's input
+// function is called with no text, as a plain INSERT of NULL would coerce it.
+void check_domain_null(const Column& column) {
+  pg::guard([&] {
+    (void)InputFunctionCall(const_cast<FmgrInfo*>(&column.input), nullptr, column.ioparam,
+                            column.typmod);
   });
 }
 
@@ -142,11 +222,14 @@ Rows read_rows(const Target& target, Jsonb* json) {
   rows.nulls.assign(rows.columns.size() * rows.count, 'n');
   rows.id_given.assign(rows.count, false);
 
+  Position at;
+  pg::ErrorContext context(position_context, &at);
   for (const Cell& cell : cells) {
     const Column& column = target.column(cell.column);
     int position = position_of[cell.column];
     if (position == rows.key_position) rows.id_given[cell.row] = true;
-    char* text = text_of(cell.value, column.is_json);
+    at = Position{cell.row, column.name.c_str()};
+    char* text = text_of(cell.value, column);
     if (text == nullptr) continue;  // JSON null: SQL NULL
     Datum d = pg::guard([&] {
       return InputFunctionCall(const_cast<FmgrInfo*>(&column.input), text, column.ioparam,
@@ -156,18 +239,43 @@ Rows read_rows(const Target& target, Jsonb* json) {
     rows.null(position, cell.row) = ' ';
   }
 
-  // A NULL that a NOT NULL column would refuse is refused now, before any id
-  // is drawn or partition made for a row that cannot land.
+  // A NULL that a NOT NULL column or a domain would refuse is refused now,
+  // before any id is drawn or partition made for a row that cannot land.
+  const std::string& table = target.table().shape.name;
   for (size_t p = 0; p < rows.columns.size(); ++p) {
     const Column& column = target.column(rows.columns[p]);
-    if (!column.not_null || static_cast<int>(p) == rows.key_position) continue;
-    for (int r = 0; r < rows.count; ++r)
-      if (rows.null(static_cast<int>(p), r) == 'n')
+    if (static_cast<int>(p) == rows.key_position) continue;
+    for (int r = 0; r < rows.count; ++r) {
+      if (rows.null(static_cast<int>(p), r) != 'n') continue;
+      if (column.not_null)
         pg::fail(ERRCODE_NOT_NULL_VIOLATION,
                  fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null "
                              "constraint",
-                             column.name, target.table().shape.name),
+                             column.name, table),
                  fmt::format("Row {} gives no value for it, or null.", r + 1));
+      if (!column.is_domain) break;
+      at = Position{r, column.name.c_str()};
+      check_domain_null(column);
+      break;  // a domain's verdict on NULL is the same in every row
+    }
+  }
+  // So is a column that no row names and that has no default to take.
+  std::vector<bool> named(target.column_count(), false);
+  for (int c : rows.columns) named[c] = true;
+  for (int c = 0; c < target.column_count(); ++c) {
+    const Column& column = target.column(c);
+    if (named[c] || column.has_default) continue;
+    if (column.not_null)
+      pg::fail(ERRCODE_NOT_NULL_VIOLATION,
+               fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null "
+                           "constraint",
+                           column.name, table),
+               "No row gives a value for it, and it has no default.",
+               "Give the column in every row.");
+    if (column.is_domain && !column.domain_has_default) {
+      at = Position{0, column.name.c_str()};
+      check_domain_null(column);
+    }
   }
   return rows;
 }

@@ -40,15 +40,31 @@ Target::Target(manage::TablePtr table, Relation parent) : table_(std::move(table
     c.name = NameStr(att->attname);
     c.type = att->atttypid;
     c.typmod = att->atttypmod;
-    c.is_json = c.type == JSONOID || c.type == JSONBOID;
     c.not_null = att->attnotnull;
+    c.has_default = att->atthasdef || att->attidentity != '\0' || att->attgenerated != '\0';
+    Oid base = pg::guard([&] { return getBaseType(c.type); });
+    c.is_domain = base != c.type;
+    c.is_json = base == JSONOID || base == JSONBOID;
+    c.is_integer = base == INT2OID || base == INT4OID || base == INT8OID;
+    const char* cast_to = nullptr;
     pg::guard([&] {
       Oid input_fn = InvalidOid;
       getTypeInputInfo(c.type, &input_fn, &c.ioparam);
       fmgr_info_cxt(input_fn, &c.input, context_);
       get_typlenbyvalalign(c.type, &c.typlen, &c.typbyval, &c.typalign);
       c.array_type = get_array_type(c.type);
+      c.element_type = get_element_type(base);
+      c.domain_has_default = c.is_domain && get_typdefault(c.type) != nullptr;
+      if (c.array_type == InvalidOid) {
+        Oid output_fn = InvalidOid;
+        bool varlena = false;
+        getTypeOutputInfo(c.type, &output_fn, &varlena);
+        fmgr_info_cxt(output_fn, &c.output, context_);
+        cast_to = format_type_be_qualified(c.type);
+      }
     });
+    c.element_is_json = c.element_type == JSONOID || c.element_type == JSONBOID;
+    if (cast_to != nullptr) c.cast_to = cast_to;
     if (c.attnum == table_->shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
     by_name_.emplace(c.name, static_cast<int>(columns_.size()));
     columns_.push_back(std::move(c));
@@ -88,15 +104,14 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch, bool return
   std::vector<Oid> types;
   for (size_t i = 0; i < columns.size(); ++i) {
     const Column& c = columns_[columns[i]];
-    if (batch && c.array_type == InvalidOid)
-      pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-               fmt::format("column \"{}\" has a type without an array type", c.name),
-               "partheal passes a batch as one array per column.",
-               "Append these rows one at a time.");
     names += (i ? ", " : "") + pg::quoted(c.name);
     args += fmt::format("{}${}", i ? ", " : "", i + 1);
-    unnests += fmt::format("{}pg_catalog.unnest(${})", i ? ", " : "", i + 1);
-    types.push_back(batch ? c.array_type : c.type);
+    // In the select list, not in FROM: there a composite column's unnest()
+    // would expand into its fields.
+    std::string unnest = fmt::format("pg_catalog.unnest(${})", i + 1);
+    if (!c.cast_to.empty()) unnest = fmt::format("CAST({} AS {})", unnest, c.cast_to);
+    unnests += (i ? ", " : "") + unnest;
+    types.push_back(!batch ? c.type : c.cast_to.empty() ? c.array_type : TEXTARRAYOID);
   }
   // Every name is qualified, so the statement means the same whatever the
   // caller's search_path.
@@ -104,8 +119,7 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch, bool return
       fmt::format("INSERT INTO {}.{} ({}) {}{}{}", pg::quoted(table_->shape.schema),
                   pg::quoted(table_->shape.name), names,
                   table_->shape.identity_always ? "OVERRIDING SYSTEM VALUE " : "",
-                  batch ? fmt::format("SELECT * FROM ROWS FROM ({})", unnests)
-                        : fmt::format("VALUES ({})", args),
+                  batch ? fmt::format("SELECT {}", unnests) : fmt::format("VALUES ({})", args),
                   returning ? " RETURNING " + pg::quoted(table_->shape.key_column) : std::string());
   SPIPlanPtr plan = pg::spi::prepare_kept(sql, static_cast<int>(types.size()), types.data());
   plans_.emplace(key, plan);

@@ -23,10 +23,20 @@ struct Column {
   Oid type = InvalidOid;
   int32 typmod = -1;
   bool is_json = false;  // json and jsonb take a value's JSON text, strings quoted
+  bool is_domain = false;
+  bool is_integer = false;        // smallint, integer or bigint, or a domain over one
+  Oid element_type = InvalidOid;  // of an array type (or a domain over one)
+  bool element_is_json = false;
   bool not_null = false;
+  bool has_default = false;  // a default, an identity or a generated expression
+  bool domain_has_default = false;
   FmgrInfo input{};
   Oid ioparam = InvalidOid;
   Oid array_type = InvalidOid;
+  // A type with no array type of its own (an array type) goes into a batch
+  // as text, cast back in the INSERT.
+  FmgrInfo output{};
+  std::string cast_to;  // the qualified type name, for such a type only
   int16 typlen = 0;
   bool typbyval = false;
   char typalign = 'i';
@@ -43,6 +53,7 @@ class Target {
   // The column a JSON key names; throws 42703 when there is none.
   int column_index(const std::string& key) const;
   const Column& column(int index) const { return columns_[index]; }
+  int column_count() const { return static_cast<int>(columns_.size()); }
   int key_index() const { return key_index_; }
 
   // True while the table has the name and columns this target was made
