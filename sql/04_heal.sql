@@ -71,13 +71,33 @@ SELECT * FROM partheal_append('ev', '{"id": 500}');
 COMMIT;
 
 -- A worker that cannot create the partition passes its error on, SQLSTATE
--- unchanged: here a plain table already has the partition's name.
-CREATE TABLE ev_p900 (x int);
+-- unchanged: here an event trigger refuses the partition.
+CREATE FUNCTION refuse_ev_p900() RETURNS event_trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() WHERE object_identity LIKE '%ev_p900%') THEN
+    RAISE EXCEPTION 'no partition 900 today' USING ERRCODE = 'P0099', HINT = 'ask tomorrow';
+  END IF;
+END $$;
+CREATE EVENT TRIGGER refuse_ev_p900 ON ddl_command_end EXECUTE FUNCTION refuse_ev_p900();
 \set VERBOSITY verbose
 SELECT * FROM partheal_append('ev', '{"id": 905}');
 \set VERBOSITY default
-DROP TABLE ev_p900;
+DROP EVENT TRIGGER refuse_ev_p900;
+DROP FUNCTION refuse_ev_p900();
 SELECT * FROM partheal_append('ev', '{"id": 905}');
+
+-- A name in the way never fails an append, nor is the thing in it taken
+-- over: a detached partition, a table or a type someone made under a future
+-- partition's name. The heal takes the next free numbered name.
+ALTER TABLE ev DETACH PARTITION ev_p900;
+CREATE TABLE ev_p1000 (x int);
+CREATE TYPE ev_p1000_1 AS (a int);
+SELECT * FROM partheal_append('ev', '[{"id": 906}, {"id": 1001}]');
+SELECT partition, bound FROM parts WHERE parent = 'ev'::regclass AND partition ~ '^ev_p(9|10)00';
+SELECT count(*) AS detached_rows_untouched FROM ev_p900;
+SELECT count(*) AS squatter_untouched FROM ev_p1000;
+DROP TABLE ev_p900, ev_p1000;
+DROP TYPE ev_p1000_1;
 
 -- A partition is made as the table's owner: an owner without CREATE on the
 -- schema gets the owner's own permission error.

@@ -9,6 +9,7 @@ extern "C" {
 #include "commands/tablespace.h"
 #include "mb/pg_wchar.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 }
 
 namespace partheal::ddl {
@@ -32,6 +33,27 @@ std::string child_name(const std::string& parent, const std::string& suffix) {
     name.resize(cut);
   }
   return name;
+}
+
+std::string free_child_name(unsigned int namespace_oid, const std::string& parent,
+                            const std::string& suffix) {
+  constexpr int kTries = 1000;
+  for (int n = 0; n < kTries; ++n) {
+    std::string name = child_name(parent, n == 0 ? suffix : fmt::format("{}_{}", suffix, n));
+    const char* text = name.c_str();
+    // CREATE TABLE makes a row type of the same name: a type is in the way too.
+    bool taken = pg::guard([&] {
+      return OidIsValid(get_relname_relid(text, namespace_oid)) ||
+             SearchSysCacheExists2(TYPENAMENSP, CStringGetDatum(text),
+                                   ObjectIdGetDatum(namespace_oid));
+    });
+    if (!taken) return name;
+  }
+  pg::fail(ERRCODE_DUPLICATE_TABLE,
+           fmt::format("no free name for a partition of \"{}\" with suffix \"{}\"", parent, suffix),
+           fmt::format("\"{}\" and its {} numbered variants all exist.", child_name(parent, suffix),
+                       kTries - 1),
+           "Drop or rename the tables in the way.");
 }
 
 std::string create_like_sql(unsigned int parent_relid, const std::string& schema,

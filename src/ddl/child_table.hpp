@@ -12,6 +12,14 @@ namespace partheal::ddl {
 // always survives, since it is what tells two partitions apart.
 std::string child_name(const std::string& parent, const std::string& suffix);
 
+// child_name(parent, suffix), or, when a table, view, type or anything else
+// of that name is in the way (a detached partition, a table someone made
+// under a future partition's name), the first free one of
+// child_name(parent, suffix + "_1"), "_2", ... A heal never fails over a
+// name, and never takes over a table it did not make.
+std::string free_child_name(unsigned int namespace_oid, const std::string& parent,
+                            const std::string& suffix);
+
 // CREATE TABLE schema.child (LIKE schema.parent INCLUDING ...), never
 // PARTITION OF, which would lock the parent ACCESS EXCLUSIVE. IDENTITY is left
 // out: the child would get a sequence of its own. A parent with a tablespace

@@ -37,6 +37,7 @@ void take_advisory_lock(Oid relid, int64 number) {
 struct Plan {
   bool needed = false;
   std::string schema;
+  Oid namespace_oid = InvalidOid;
   std::string parent;
   Oid owner = InvalidOid;
   Range range;
@@ -52,6 +53,7 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size) {
   if (!routes(rel, id)) {
     plan.needed = true;
     plan.schema = shape.schema;
+    plan.namespace_oid = RelationGetNamespace(rel);
     plan.parent = shape.name;
     plan.owner = rel->rd_rel->relowner;
     plan.range =
@@ -72,7 +74,8 @@ Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
   Ensured out;
   Plan plan = plan_for(relid, id, partition_size);
   if (plan.needed) {
-    std::string child = ddl::child_name(plan.parent, partition_suffix(plan.range.lower));
+    std::string child =
+        ddl::free_child_name(plan.namespace_oid, plan.parent, partition_suffix(plan.range.lower));
     out.partition = child;
     out.range =
         fmt::format("FROM ({}) TO ({})", bound_sql(plan.range.lower), bound_sql(plan.range.upper));

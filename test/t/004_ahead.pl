@@ -75,17 +75,25 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM plain_w'), '115',
 $node->safe_psql('postgres', q{
   CREATE TABLE shaky (id bigserial) PARTITION BY RANGE (id);
   SELECT partheal_manage('shaky', 10);
-  CREATE TABLE shaky_p10 (x int);
+  CREATE FUNCTION refuse_shaky() RETURNS event_trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() WHERE object_identity LIKE '%shaky_p10%') THEN
+      RAISE EXCEPTION 'shaky_p10 refused';
+    END IF;
+  END $$;
+  CREATE EVENT TRIGGER refuse_shaky ON ddl_command_end EXECUTE FUNCTION refuse_shaky();
   SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}, {}, {}, {}, {}]');
 });
-$node->wait_for_log(qr/WARNING:  PHL04 create-ahead of partition 1 of "public.shaky" dropped after 4 attempts: relation "shaky_p10" already exists/);
+$node->wait_for_log(qr/WARNING:  PHL04 create-ahead of partition 1 of "public.shaky" dropped after 4 attempts: shaky_p10 refused/);
+ok($node->log_contains(qr/LOG:  PHL03 could not create the partition of "public.shaky" for id 10: shaky_p10 refused/),
+  'PHL03 names the table as PHL01 and PHL02 do');
 # The worker's catch-up also tries the partition each poll round, with a
 # backoff; each failure is counted.
 # (Partition 0 may come from the heal or from the catch-up, whichever is
 # first: ahead_created is not asserted.)
 is($stat->('shaky', 'ahead_requested, ahead_failed > 0'), '1|t',
   'the failed attempt is counted and dropped');
-$node->safe_psql('postgres', 'DROP TABLE shaky_p10');
+$node->safe_psql('postgres', 'DROP EVENT TRIGGER refuse_shaky');
 $node->safe_psql('postgres', q{SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}]')});
 is($node->safe_psql('postgres', 'SELECT count(*) FROM shaky'), '12', 'the heal landed the rows');
 # By a heal, as the warning said, unless the worker's catch-up (retrying
