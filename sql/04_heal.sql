@@ -137,3 +137,31 @@ SELECT * FROM partheal_append('layered', '[{"id": 15, "topic": "a"}, {"id": 5, "
 SELECT count(*) AS rows_in_layered FROM layered;
 SELECT * FROM partheal_append('layered', '[{"id": 16, "topic": "a"}, {"id": 6, "topic": "a"}]');
 DROP TABLE layered;
+
+-- A parent with foreign keys: ATTACH also takes SHARE ROW EXCLUSIVE on the
+-- table at each key's other end. A transaction that wrote to one of them
+-- gets PH004 at once, naming it, instead of waiting out
+-- partheal.ddl_lock_timeout for a worker that waits for it.
+CREATE TABLE conv (id int PRIMARY KEY);
+INSERT INTO conv VALUES (1);
+CREATE TABLE fkmsg (id bigserial PRIMARY KEY, conv_id int REFERENCES conv) PARTITION BY RANGE (id);
+CREATE TABLE fkreader (msg_id bigint REFERENCES fkmsg);
+SELECT partheal_manage('fkmsg', 10, NULL);
+BEGIN;
+INSERT INTO conv VALUES (2);
+\set VERBOSITY verbose
+SELECT * FROM partheal_append('fkmsg', '{"conv_id": 2}');
+\set VERBOSITY default
+ROLLBACK;
+BEGIN;
+INSERT INTO fkreader VALUES (NULL);
+SELECT * FROM partheal_append('fkmsg', '{"conv_id": 1}');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'fkmsg'::regclass;
+-- Reading them is no conflict, and outside such a transaction the heal runs.
+BEGIN;
+SELECT count(*) FROM conv;
+SELECT * FROM partheal_append('fkmsg', '{"conv_id": 1}');
+COMMIT;
+DROP TABLE fkreader, fkmsg, conv;

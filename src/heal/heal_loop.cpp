@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "heal/bounds.hpp"
 #include "heal/heal_loop.hpp"
+#include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
@@ -36,22 +37,6 @@ std::string id_list(const std::vector<int64>& ids) {
 
 std::string qualified(const manage::TableShape& shape) {
   return fmt::format("{}.{}", shape.schema, shape.name);
-}
-
-// ATTACH takes SHARE UPDATE EXCLUSIVE on the parent. If this transaction
-// already holds that or anything stronger, the worker would wait on us
-// while we wait on it.
-void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
-  bool conflict =
-      pg::guard([&] { return CheckRelationLockedByMe(parent, ShareUpdateExclusiveLock, true); });
-  if (conflict)
-    pg::fail(errors::kHealLockConflict,
-             fmt::format("cannot create a partition of \"{}\" while this transaction holds a "
-                         "lock that partition creation needs",
-                         qualified(table.shape)),
-             "This transaction holds SHARE UPDATE EXCLUSIVE or a stronger lock on the table; "
-             "attaching a partition needs SHARE UPDATE EXCLUSIVE.",
-             "Append before taking the stronger lock, or create the partition yourself.");
 }
 
 // One round: ask the worker for a partition for each missing partition

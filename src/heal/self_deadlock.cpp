@@ -1,0 +1,89 @@
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+
+#include "errors.hpp"
+#include "heal/self_deadlock.hpp"
+#include "pg/boundary.hpp"
+#include "pg/relation.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "miscadmin.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_constraint.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+}
+
+namespace partheal::heal {
+
+namespace {
+
+// The tables at the other end of the parent's foreign keys, both ways. Read
+// only when a heal is about to run, so the scan of pg_constraint is rare.
+std::set<Oid> foreign_key_partners(Oid parent) {
+  std::set<Oid> partners;
+  pg::guard([&] {
+    Relation rel = table_open(ConstraintRelationId, AccessShareLock);
+    SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 0, nullptr);
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+      auto* con = reinterpret_cast<Form_pg_constraint>(GETSTRUCT(tuple));
+      if (con->contype != CONSTRAINT_FOREIGN) continue;
+      if (con->conrelid == parent && con->confrelid != parent) partners.insert(con->confrelid);
+      if (con->confrelid == parent && con->conrelid != parent) partners.insert(con->conrelid);
+    }
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+  });
+  return partners;
+}
+
+// The strongest mode this transaction holds on relid that conflicts with
+// `needed`; NoLock if none does.
+LOCKMODE conflicting_mode_held(Oid relid, LOCKMODE needed) {
+  return pg::guard([&] {
+    LOCKTAG tag;
+    SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+    for (LOCKMODE mode = MaxLockMode; mode > NoLock; --mode)
+      if (DoLockModesConflict(mode, needed) && LockHeldByMe(&tag, mode)) return mode;
+    return static_cast<LOCKMODE>(NoLock);
+  });
+}
+
+[[noreturn]] void refuse(const manage::ManagedTable& table, Oid held_on, LOCKMODE held,
+                         LOCKMODE needed, const std::string& why) {
+  std::string parent = pg::relation_label(table.shape.relid);
+  std::string other = pg::relation_label(held_on);
+  const char* held_name = GetLockmodeName(DEFAULT_LOCKMETHOD, held);
+  const char* needed_name = GetLockmodeName(DEFAULT_LOCKMETHOD, needed);
+  pg::fail(errors::kHealLockConflict,
+           fmt::format("cannot create a partition of {} while this transaction holds a lock on "
+                       "{} that partition creation needs",
+                       parent, other),
+           fmt::format("This transaction holds {} on {}; attaching a partition takes {} on it{}.",
+                       held_name, other, needed_name, why),
+           held_on == table.shape.relid
+               ? "Append before taking the stronger lock, or create the partition yourself."
+               : fmt::format("Append to {} before writing to {} in the transaction, or create "
+                             "its partitions in an earlier transaction (partheal_reserve).",
+                             parent, other));
+}
+
+}  // namespace
+
+void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
+  Oid relid = RelationGetRelid(parent);
+  if (LOCKMODE held = conflicting_mode_held(relid, ShareUpdateExclusiveLock); held != NoLock)
+    refuse(table, relid, held, ShareUpdateExclusiveLock, "");
+  for (Oid partner : foreign_key_partners(relid))
+    if (LOCKMODE held = conflicting_mode_held(partner, ShareRowExclusiveLock); held != NoLock)
+      refuse(table, partner, held, ShareRowExclusiveLock, ", to clone a foreign key");
+}
+
+}  // namespace partheal::heal
