@@ -16,6 +16,8 @@
 
 extern "C" {
 #include "access/relation.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 }
@@ -24,14 +26,20 @@ namespace partheal::heal {
 
 namespace {
 
-void take_advisory_lock(Oid relid, int64 number) {
-  // Two int4 keys: the table, and the partition number folded to 32 bits. A
-  // fold collision only makes two creations queue; it cannot skip one.
-  Oid types[] = {INT4OID, INT4OID};
-  Datum values[] = {Int32GetDatum(static_cast<int32>(relid)),
-                    Int32GetDatum(static_cast<int32>(number ^ (number >> 32)))};
-  pg::spi::execute("SELECT pg_catalog.pg_advisory_xact_lock($1, $2)", SPI_OK_SELECT,
-                   {2, types, values, nullptr});
+// partheal's own advisory lock class: pg_locks shows it as an advisory lock
+// with objsubid 20552 ("PH"), database, classid = table, objid = partition
+// number folded to 32 bits. pg_advisory_lock() uses classes 1 and 2, so no
+// application lock can ever collide with it. A fold collision only makes
+// two creations queue; it cannot skip one.
+constexpr uint16 kLockClass = 0x5048;
+
+void take_partition_lock(Oid relid, int64 number) {
+  pg::guard([&] {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, static_cast<uint32>(number ^ (number >> 32)),
+                         kLockClass);
+    (void)LockAcquire(&tag, ExclusiveLock, false, false);
+  });
 }
 
 struct Plan {
@@ -44,7 +52,10 @@ struct Plan {
 };
 
 Plan plan_for(Oid relid, int64 id, int64 partition_size) {
-  Relation rel = pg::open_existing(relid, AccessShareLock);
+  // SHARE UPDATE EXCLUSIVE, which ATTACH takes anyway, before deciding:
+  // it waits out any partition DDL on the parent in flight, partheal's or
+  // anyone's, so the decision sees what that DDL committed.
+  Relation rel = pg::open_existing(relid, ShareUpdateExclusiveLock);
   manage::TableShape shape = manage::describe(rel);
   Plan plan;
   // Decided under the advisory lock, so it must see every partition
@@ -69,7 +80,7 @@ Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
   int level = pg::enter_safe_search_path();
   pg::set_local("lock_timeout", std::to_string(settings::ddl_lock_timeout_ms));
   pg::spi::connect();
-  take_advisory_lock(relid, partition_number(id, partition_size));
+  take_partition_lock(relid, partition_number(id, partition_size));
 
   Ensured out;
   Plan plan = plan_for(relid, id, partition_size);

@@ -13,10 +13,10 @@ struct Ensured {
   std::string range;
 };
 
-// Under an advisory lock on (table, partition number) and
-// partheal.ddl_lock_timeout: if no partition covers id, creates one LIKE the
-// parent, as the parent's owner, and ATTACHes it. Never PARTITION OF, which
-// would lock the parent ACCESS EXCLUSIVE. Throws PgError.
+// Under partheal's own advisory lock on (table, partition number), then
+// SHARE UPDATE EXCLUSIVE on the parent, both within partheal.ddl_lock_timeout: if no partition
+// covers id, creates one LIKE the parent, as the parent's owner, and ATTACHes it. Never PARTITION
+// OF, which would lock the parent ACCESS EXCLUSIVE. Throws PgError.
 Ensured ensure_covering(Oid relid, int64 id, int64 partition_size);
 
 }  // namespace partheal::heal

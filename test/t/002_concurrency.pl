@@ -39,14 +39,13 @@ my $log = slurp_file($node->logfile);
 my $created = () = $log =~ /PHL02 created partition "public\.lab_p/g;
 is($created, 40, 'the worker created each partition exactly once');
 
-# A session that holds the advisory lock for partition 50 and makes the
-# partition itself: the worker waits for it, finds the partition, does
+# A session that makes the partition itself, in an open transaction: its
+# ATTACH holds SHARE UPDATE EXCLUSIVE on the parent, which the worker takes
+# before it decides. The worker waits for it, finds the partition, does
 # nothing, and the append that was waiting lands.
-my $relid = $node->safe_psql('postgres', q{SELECT 'lab'::regclass::oid::int});
 my $holder = $node->background_psql('postgres');
 $holder->query_safe(qq{
   BEGIN;
-  SELECT pg_advisory_xact_lock($relid, 50);
   CREATE TABLE lab_hand (LIKE lab INCLUDING ALL);
   ALTER TABLE lab ATTACH PARTITION lab_hand FOR VALUES FROM (500) TO (510);
 });
@@ -54,7 +53,7 @@ my ($aout, $aerr) = ('', '');
 my $append = IPC::Run::start(['psql', '-X', '-A', '-t', '-c',
     q{SELECT partheal_append('lab', '{"id": 505}')}, '-d', $node->connstr('postgres')],
   '>', \$aout, '2>', \$aerr);
-# The worker is now waiting on the advisory lock.
+# The worker is now waiting on the parent's lock.
 $node->poll_query_until('postgres', q{
   SELECT count(*) > 0 FROM pg_stat_activity
    WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}) or die;

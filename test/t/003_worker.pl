@@ -37,9 +37,8 @@ ok($second && $second ne $first, 'a terminated worker is replaced on the next he
 
 # Too slow: the worker waits on a lock longer than the append will wait.
 $node->safe_psql('postgres', q{ALTER SYSTEM SET partheal.ddl_lock_timeout = '60s'; SELECT pg_reload_conf()});
-my $relid = $node->safe_psql('postgres', q{SELECT 'q'::regclass::oid::int});
 my $holder = $node->background_psql('postgres');
-$holder->query_safe("BEGIN; SELECT pg_advisory_xact_lock($relid, 3)");
+$holder->query_safe("BEGIN; LOCK TABLE q IN SHARE UPDATE EXCLUSIVE MODE");
 my ($ret, $out, $err) = $node->psql('postgres', q{
   SET partheal.heal_wait_timeout = '300ms';
   SELECT partheal_append('q', '{"id": 35}');
@@ -69,6 +68,20 @@ $holder->quit;
 $append->finish;
 is($aout, "36\n", 'the append outlived a killed worker and landed') or diag($aerr);
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET partheal.ddl_lock_timeout; SELECT pg_reload_conf()});
+
+# partheal's lock has a class of its own: an application holding every
+# advisory key partheal once used for (q, partition 4), in both forms, does
+# not hold up the heal.
+my $relid = $node->safe_psql('postgres', q{SELECT 'q'::regclass::oid::int});
+my $app = $node->background_psql('postgres');
+$app->query_safe("BEGIN; SELECT pg_advisory_xact_lock($relid, 4);"
+  . " SELECT pg_advisory_xact_lock((${relid}::bigint << 32) | 4)");
+is($node->safe_psql('postgres', q{
+  SET partheal.heal_wait_timeout = '5s';
+  SELECT partheal_append('q', '{"id": 45}')}), '45',
+  "an application's advisory locks never block partheal's");
+$app->query_safe('COMMIT');
+$app->quit;
 
 # Crashed: SIGKILL makes the postmaster reset shared memory. Committed rows
 # survive, and heals work once the server is back.
