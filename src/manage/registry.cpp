@@ -25,6 +25,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 }
 
@@ -143,36 +144,70 @@ std::string extension_schema_sql() {
   });
 }
 
+namespace {
+
+// The config table's rows (only relid's, unless InvalidOid), read with a
+// snapshot taken now, not the transaction's: under REPEATABLE READ the
+// transaction snapshot can predate a registration another session has
+// changed or removed since, and what is read here is cached beyond this
+// transaction. As catalogs are read, the rows are as committed now.
+std::vector<std::pair<Oid, Config>> read_config(Oid only) {
+  struct Row {
+    Oid parent;
+    int64 size;
+    int32 percent;
+  };
+  Oid schema = extension_row().schema;
+  // Gathered in palloc'd memory: nothing inside the guard may throw.
+  Row* found = nullptr;
+  int count = guard([&] {
+    config_relid = get_relname_relid("partheal_config", schema);
+    if (!OidIsValid(config_relid))
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("partheal_config is missing from the extension's schema")));
+    Relation rel = table_open(config_relid, AccessShareLock);
+    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    ScanKeyData key;
+    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(only));
+    SysScanDesc scan =
+        systable_beginscan(rel, InvalidOid, false, snapshot, OidIsValid(only) ? 1 : 0, &key);
+    TupleDesc desc = RelationGetDescr(rel);
+    int n = 0, room = 16;
+    found = static_cast<Row*>(palloc(sizeof(Row) * room));
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+      bool null_parent = false, null_size = false, null_percent = false;
+      Datum parent = heap_getattr(tuple, 1, desc, &null_parent);
+      Datum size = heap_getattr(tuple, 2, desc, &null_size);
+      Datum percent = heap_getattr(tuple, 3, desc, &null_percent);
+      if (null_parent || null_size) continue;
+      if (n == room) found = static_cast<Row*>(repalloc(found, sizeof(Row) * (room *= 2)));
+      found[n++] = Row{DatumGetObjectId(parent), DatumGetInt64(size),
+                       null_percent ? 0 : DatumGetInt32(percent)};
+    }
+    systable_endscan(scan);
+    UnregisterSnapshot(snapshot);
+    table_close(rel, AccessShareLock);
+    return n;
+  });
+  std::vector<std::pair<Oid, Config>> rows;
+  for (int i = 0; i < count; ++i)
+    rows.emplace_back(found[i].parent, Config{found[i].size, found[i].percent});
+  pg::guard([&] { pfree(found); });
+  return rows;
+}
+
+}  // namespace
+
 std::optional<Config> configured(Oid relid) {
-  std::string sql =
-      fmt::format("SELECT partition_size, mark_percent FROM {}.partheal_config WHERE parent = $1",
-                  extension_schema_sql());
-  Oid types[] = {OIDOID};
-  Datum values[] = {ObjectIdGetDatum(relid)};
-  int level = pg::enter_safe_search_path();
-  pg::spi::connect();
-  uint64 rows = pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
-  std::optional<Config> config;
-  if (rows > 0) {
-    std::optional<Datum> size = pg::spi::value(0, 1);
-    std::optional<Datum> percent = pg::spi::value(0, 2);
-    if (size) config = Config{DatumGetInt64(*size), percent ? DatumGetInt32(*percent) : 0};
-  }
-  pg::spi::finish();
-  pg::leave_guc_level(level);
-  return config;
+  std::vector<std::pair<Oid, Config>> rows = read_config(relid);
+  if (rows.empty()) return std::nullopt;
+  return rows.front().second;
 }
 
 std::vector<Oid> registered_tables() {
-  std::string sql = fmt::format("SELECT parent FROM {}.partheal_config", extension_schema_sql());
-  int level = pg::enter_safe_search_path();
-  pg::spi::connect();
-  uint64 n = pg::spi::execute(sql, SPI_OK_SELECT, {}, true);
   std::vector<Oid> relids;
-  for (uint64 i = 0; i < n; ++i)
-    if (std::optional<Datum> d = pg::spi::value(i, 1)) relids.push_back(DatumGetObjectId(*d));
-  pg::spi::finish();
-  pg::leave_guc_level(level);
+  for (const auto& [relid, config] : read_config(InvalidOid)) relids.push_back(relid);
   return relids;
 }
 

@@ -50,10 +50,11 @@ TablePtr cached(Oid relid);
 uint64_t forgotten_count();
 bool is_cached(Oid relid);
 
-// The table's row in the config table, read with SPI.
+// The table's row in the config table, as committed now (not as the
+// transaction's snapshot saw it).
 std::optional<Config> configured(Oid relid);
 
-// Every table registered in this database, read with SPI.
+// Every table registered in this database, as committed now.
 std::vector<Oid> registered_tables();
 
 // The schema partheal's objects live in, quoted for SQL, and its OID.
