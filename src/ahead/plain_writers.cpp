@@ -24,6 +24,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "tcop/utility.h"
 }
 
@@ -73,22 +74,24 @@ PARTHEAL_SQL_FUNCTION(partheal_nextval) {
   if (PG_ARGISNULL(1)) ahead::null_argument("sequence", kSignature);
   Oid relid = PG_GETARG_OID(0);
   Oid sequence = PG_GETARG_OID(1);
-  // nextval's own privilege check: USAGE or UPDATE on the sequence.
-  int64 id = pg::guard([&] { return nextval_internal(sequence, true); });
-  if (!settings::preloaded()) return Int64GetDatum(id);
-  manage::TablePtr table = ahead::registration(relid);
-  // Unregistered: a plain nextval, so a default left behind keeps working.
-  if (table == nullptr) return Int64GetDatum(id);
+  // Every refusal comes before the draw: a sequence does not give back an
+  // id drawn by a call that then failed.
+  if (!pg::guard([&] { return SearchSysCacheExists1(RELOID, ObjectIdGetDatum(sequence)); }))
+    pg::fail(ERRCODE_UNDEFINED_TABLE, fmt::format("relation with OID {} does not exist", sequence));
+  manage::TablePtr table = settings::preloaded() ? ahead::registration(relid) : nullptr;
   // A caller who may not insert into the table learns nothing about it:
   // the same plain nextval as for a table that is not registered.
-  if (table->shape.sequence != sequence && !ahead::may_insert(relid)) return Int64GetDatum(id);
-  if (table->shape.sequence != sequence) {
+  if (table != nullptr && table->shape.sequence != sequence && ahead::may_insert(relid)) {
     const char* name = pg::guard([&] { return get_rel_name(sequence); });
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
              fmt::format("\"{}\" is not the id sequence of \"{}\"", name != nullptr ? name : "?",
                          table->shape.name),
              {}, "Pass the sequence the table's id column draws from.");
   }
+  // nextval's own privilege check: USAGE or UPDATE on the sequence.
+  int64 id = pg::guard([&] { return nextval_internal(sequence, true); });
+  // Unregistered: a plain nextval, so a default left behind keeps working.
+  if (table == nullptr || table->shape.sequence != sequence) return Int64GetDatum(id);
   const int64 size = table->config.partition_size;
   const int percent = table->config.mark_percent;
   if (percent == 0) return Int64GetDatum(id);
@@ -131,7 +134,10 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
   // The ids the next `count` draws return, clipped to the key type.
   __int128 first = seq.next;
   __int128 last = first + static_cast<__int128>(count - 1) * seq.increment;
-  if (first > shape.key_max) return Int32GetDatum(0);
+  if (first > shape.key_max) {
+    pg::guard([&] { relation_close(parent, NoLock); });
+    return Int32GetDatum(0);
+  }
   if (last > shape.key_max) last = shape.key_max;
   int64 first_n = heal::partition_number(static_cast<int64>(first), size);
   int64 last_n = heal::partition_number(static_cast<int64>(last), size);

@@ -48,20 +48,25 @@ Datum key_datum(int64 v, Oid type) {
 // these, never a guess from MAX(id) or the sequence's last_value.
 std::vector<int64> draw_ids(const manage::TableShape& shape, Rows& rows) {
   std::vector<int64> ids(rows.count);
+  // Every given id is checked before the first draw: a sequence does not
+  // give back what a call that then fails drew.
+  for (int r = 0; r < rows.count; ++r) {
+    if (!rows.id_given[r]) continue;
+    if (shape.identity_always)
+      pg::fail(
+          ERRCODE_GENERATED_ALWAYS,
+          fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", shape.key_column),
+          fmt::format("Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+                      shape.key_column),
+          "Leave the key out of the rows; partheal draws it from the sequence.");
+    if (rows.null(rows.key_position, r) == 'n')
+      pg::fail(ERRCODE_NOT_NULL_VIOLATION,
+               fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column), {},
+               "Leave the key out of a row to draw it from the sequence.");
+  }
   for (int r = 0; r < rows.count; ++r) {
     Datum& d = rows.value(rows.key_position, r);
     if (rows.id_given[r]) {
-      if (shape.identity_always)
-        pg::fail(
-            ERRCODE_GENERATED_ALWAYS,
-            fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", shape.key_column),
-            fmt::format("Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
-                        shape.key_column),
-            "Leave the key out of the rows; partheal draws it from the sequence.");
-      if (rows.null(rows.key_position, r) == 'n')
-        pg::fail(ERRCODE_NOT_NULL_VIOLATION,
-                 fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column), {},
-                 "Leave the key out of a row to draw it from the sequence.");
       ids[r] = heal::key_to_int64(d, shape.key_type);
       continue;
     }

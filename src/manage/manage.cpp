@@ -17,6 +17,8 @@
 
 extern "C" {
 #include "access/relation.h"
+#include "catalog/partition.h"
+#include "tcop/utility.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -31,11 +33,13 @@ namespace {
 
 // Opens the parent and checks that the caller owns it: the owner alone may
 // decide that partheal creates partitions in it.
-Relation open_owned(FunctionCallInfo fcinfo) {
+Relation open_owned(FunctionCallInfo fcinfo, const char* function) {
   if (PG_ARGISNULL(0))
     pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "parent must not be NULL", {},
              "Name a partitioned table, for example 'public.events'.");
   Oid relid = PG_GETARG_OID(0);
+  // Before the shared-memory slot is taken or the config written.
+  pg::guard([&] { PreventCommandIfReadOnly(function); });
   Relation rel = pg::open_existing(relid, AccessShareLock);
   pg::guard([&] {
     if (!pg_class_ownercheck(relid, GetUserId()))
@@ -130,7 +134,7 @@ using namespace partheal;
 
 PARTHEAL_SQL_FUNCTION(partheal_manage) {
   settings::require_preloaded();
-  Relation rel = manage::open_owned(fcinfo);
+  Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
   if (PG_ARGISNULL(1))
     pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "partition_size must not be NULL", {},
              "Give the number of ids each partition holds, for example 100000.");
@@ -156,6 +160,16 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
              "The worker, which creates partitions ahead and for heals, cannot see another "
              "session's temporary tables, and the registration would outlive the table's session.",
              "Register a permanent or unlogged table.");
+  if (rel->rd_rel->relispartition) {
+    const char* parent =
+        pg::guard([&] { return get_rel_name(get_partition_parent(shape.relid, true)); });
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("\"{}\" is a partition of \"{}\"", shape.name,
+                         parent != nullptr ? parent : "?"),
+             "partheal creates partitions of the table it manages; a partition's own partitions "
+             "would be attached outside the range its parent routes to it.",
+             "Register the top-level table.");
+  }
   if (shape.has_default_partition)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("\"{}\" has a DEFAULT partition", shape.name),
@@ -210,7 +224,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
 
 PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
   settings::require_preloaded();
-  Relation rel = manage::open_owned(fcinfo);
+  Relation rel = manage::open_owned(fcinfo, "partheal_unmanage()");
   Oid relid = RelationGetRelid(rel);
   std::string name = RelationGetRelationName(rel);
   // A table that no longer fits partheal (its default was changed by hand)
