@@ -131,10 +131,24 @@ INSERT INTO msg DEFAULT VALUES;
 RESET ROLE;
 GRANT USAGE ON SEQUENCE msg_id_seq TO appender;
 SET ROLE appender;
--- A partition the appender makes is still owned by the table's owner.
+-- A role that does not own the table has partitions made for the ids it
+-- gives only near the sequence position: spaced-out explicit ids cannot
+-- grow the catalog without bound (42501, nothing created).
 SELECT * FROM partheal_append('msg', '{"id": 2000, "body": "by appender"}');
+SELECT * FROM partheal_append('msg', '[{"id": 1}, {"id": -500}]');
 RESET ROLE;
-SELECT partition, owner = current_user AS owned_by_table_owner FROM parts WHERE partition = 'msg_p2000';
+SELECT count(*) AS far_partitions FROM parts WHERE partition IN ('msg_p2000', 'msg_pm500');
+-- One partition past the position is within reach, and a partition the
+-- appender makes is still owned by the table's owner.
+SELECT last_value + 10 AS near FROM msg_id_seq \gset
+SET ROLE appender;
+SELECT count(*) FROM partheal_append('msg', jsonb_build_object('id', :near, 'body', 'by appender'));
+RESET ROLE;
+SELECT pg_get_userbyid(c.relowner) = current_user AS owned_by_table_owner
+  FROM msg m JOIN pg_class c ON c.oid = m.tableoid WHERE m.id = :near;
+-- The owner is not limited.
+SELECT * FROM partheal_append('msg', '{"id": 2000, "body": "by the owner"}');
+DROP TABLE msg_p2000;
 
 -- Triggers and defaults see the session's search_path, as with INSERT.
 CREATE SCHEMA app;

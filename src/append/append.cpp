@@ -9,6 +9,7 @@
 #include "append/rows.hpp"
 #include "append/target.hpp"
 #include "heal/bounds.hpp"
+#include "heal/explicit_ids.hpp"
 #include "heal/heal_loop.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
@@ -46,10 +47,10 @@ Datum key_datum(int64 v, Oid type) {
 
 // The ids the insert will use, known before it runs: the heal covers exactly
 // these, never a guess from MAX(id) or the sequence's last_value.
-std::vector<int64> draw_ids(const manage::TableShape& shape, Rows& rows) {
-  std::vector<int64> ids(rows.count);
-  // Every given id is checked before the first draw: a sequence does not
-  // give back what a call that then fails drew.
+// The ids rows give, checked as INSERT would check them, before the first
+// draw: a sequence does not give back what a call that then fails drew.
+std::vector<int64> given_ids(const manage::TableShape& shape, Rows& rows) {
+  std::vector<int64> given;
   for (int r = 0; r < rows.count; ++r) {
     if (!rows.id_given[r]) continue;
     if (shape.identity_always)
@@ -63,7 +64,13 @@ std::vector<int64> draw_ids(const manage::TableShape& shape, Rows& rows) {
       pg::fail(ERRCODE_NOT_NULL_VIOLATION,
                fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column), {},
                "Leave the key out of a row to draw it from the sequence.");
+    given.push_back(heal::key_to_int64(rows.value(rows.key_position, r), shape.key_type));
   }
+  return given;
+}
+
+std::vector<int64> draw_ids(const manage::TableShape& shape, Rows& rows) {
+  std::vector<int64> ids(rows.count);
   for (int r = 0; r < rows.count; ++r) {
     Datum& d = rows.value(rows.key_position, r);
     if (rows.id_given[r]) {
@@ -171,6 +178,10 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   std::shared_ptr<append::Target> held = append::target_for(table, parent);
   append::Target& target = *held;
   append::Rows rows = append::read_rows(target, json);
+  std::vector<int64> given = append::given_ids(table->shape, rows);
+  // Before any id is drawn: given ids far from the sequence would let a
+  // role that does not own the table make partitions without bound.
+  heal::refuse_explicit_ids_out_of_window(*table, parent, given);
   std::vector<int64> ids = append::draw_ids(table->shape, rows);
 
   bool batch = rows.count > 1;

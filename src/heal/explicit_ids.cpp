@@ -1,0 +1,59 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "ahead/sequence.hpp"
+#include "heal/bounds.hpp"
+#include "heal/explicit_ids.hpp"
+#include "heal/partition_math.hpp"
+#include "pg/boundary.hpp"
+#include "pg/security.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "utils/acl.h"
+#include "utils/rel.h"
+}
+
+namespace partheal::heal {
+
+void refuse_explicit_ids_out_of_window(const manage::ManagedTable& table, Relation parent,
+                                       const std::vector<int64>& explicit_ids) {
+  if (explicit_ids.empty()) return;
+  std::vector<int64> missing = unrouted(parent, explicit_ids);
+  if (missing.empty()) return;
+  const manage::TableShape& shape = table.shape;
+  if (pg::guard([&] { return pg_class_ownercheck(shape.relid, GetUserId()); })) return;
+
+  // The position is read as the owner: the window is partheal's rule, not
+  // something the caller needs rights on the sequence to be held to.
+  std::optional<ahead::SequencePosition> position;
+  pg::as_role(parent->rd_rel->relowner,
+              [&] { position = ahead::read_sequence(shape.sequence, true); });
+  const int64 size = table.config.partition_size;
+  const int64 reach = settings::max_ahead_partitions;
+  const int64 at = partition_number(position->last, size);
+  int64 lowest = at - reach;
+  for (const Range& r : attached_ranges(parent))
+    if (r.lower.kind == Bound::Kind::kValue)
+      lowest = std::min(lowest, partition_number(r.lower.value, size));
+  const int64 highest = at + reach;
+  for (int64 id : missing) {
+    int64 n = partition_number(id, size);
+    if (n >= lowest && n <= highest) continue;
+    pg::fail(ERRCODE_INSUFFICIENT_PRIVILEGE,
+             fmt::format("id {} of \"{}\" needs a partition that only the table's owner may have "
+                         "created",
+                         id, shape.name),
+             fmt::format("For a role that does not own the table, partheal creates partitions "
+                         "for given ids only from the table's lowest partition up to "
+                         "partheal.max_ahead_partitions ({}) partitions past the sequence "
+                         "position.",
+                         reach),
+             "Leave the id out to draw it from the sequence, or ask the table's owner to append "
+             "it or create its partition.");
+  }
+}
+
+}  // namespace partheal::heal

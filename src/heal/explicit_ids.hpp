@@ -1,0 +1,25 @@
+// Who may make partheal create partitions with ids they chose themselves.
+//
+// Partitions outlive the caller's ROLLBACK and belong to the table's owner.
+// Ids drawn from the sequence need partitions the owner's own traffic would
+// need anyway; explicit ids could be spaced one partition apart and make
+// hundreds in one call. So for a caller that does not own the table, an
+// explicit id is healed only inside a window that the owner's traffic
+// bounds: from the lowest partition the table has (or W partitions below the
+// sequence position, if lower) up to W partitions above the position, W
+// being partheal.max_ahead_partitions. Ids outside get 42501 before
+// anything is created. The owner (and a superuser) is not limited.
+#pragma once
+
+#include <vector>
+
+#include "manage/registry.hpp"
+
+namespace partheal::heal {
+
+// `explicit_ids`: the ids the caller gave, not drew. Throws 42501 if one
+// needs a partition outside the window and the caller does not own the table.
+void refuse_explicit_ids_out_of_window(const manage::ManagedTable& table, Relation parent,
+                                       const std::vector<int64>& explicit_ids);
+
+}  // namespace partheal::heal
