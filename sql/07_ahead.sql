@@ -74,3 +74,32 @@ ALTER TABLE ex ATTACH PARTITION ex_split FOR VALUES FROM (33) TO (35);
 SELECT * FROM partheal_append('ex', '[{"id": 31}, {"id": 36}]');
 RESET partheal.max_retries;
 SELECT exhaustions FROM partheal_stats WHERE parent = 'ex'::regclass;
+
+-- The watermark follows the ids in use. A given id far ahead of the
+-- sequence, even at its partition's mark, claims nothing: the marks of the
+-- partitions the sequence will reach first still work.
+CREATE TABLE far (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('far', 10);
+SELECT * FROM partheal_append('far', '{"id": 1008}');
+SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regclass;
+SELECT count(*) FROM partheal_append('far', '[{}, {}, {}, {}, {}, {}, {}, {}]');
+SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regclass;
+SELECT wait_for_partition('far_p10') AS created_ahead;
+-- A given id the sequence has reached does count, as a drawn one would.
+SELECT setval('far_id_seq', 17);
+SELECT * FROM partheal_append('far', '{"id": 18}');
+SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regclass;
+
+-- A new partition size renumbers the partitions, so the watermark starts
+-- again: partition 1 under size 20 is claimed, although partition 1 under
+-- size 10 was.
+CREATE TABLE resized (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('resized', 10);
+SELECT count(*) FROM partheal_append('resized', '[{}, {}, {}, {}, {}, {}, {}, {}, {}]');
+SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'resized'::regclass;
+SELECT partheal_manage('resized', 20, 50);
+SELECT watermark FROM partheal_stats WHERE parent = 'resized'::regclass;
+SELECT * FROM partheal_append('resized', '{}');
+SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'resized'::regclass;
+SELECT wait_for_partition('resized_p20') AS created_ahead;
+DROP TABLE far, resized;

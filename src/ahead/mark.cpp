@@ -1,5 +1,9 @@
+#include <optional>
+
 #include "ahead/mark.hpp"
+#include "ahead/sequence.hpp"
 #include "ahead/table_state.hpp"
+#include "pg/security.hpp"
 #include "heal/partition_math.hpp"
 #include "worker/requests.hpp"
 
@@ -30,8 +34,28 @@ bool is_mark(int64 id, int64 increment, int64 size, int percent, int64* partitio
 
 }  // namespace
 
-void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids) {
-  uint64 rows = ids.size();
+std::vector<int64> mark_ids_in_use(const manage::ManagedTable& table, Oid owner,
+                                   const std::vector<int64>& drawn,
+                                   const std::vector<int64>& given) {
+  std::vector<int64> ids = drawn;
+  const int64 size = table.config.partition_size;
+  const int percent = table.config.mark_percent;
+  if (percent == 0) return ids;
+  std::optional<int64> position_n;
+  for (int64 id : given) {
+    int64 n = 0;
+    if (!is_mark(id, table.shape.sequence_increment, size, percent, &n)) continue;
+    if (!position_n) {
+      std::optional<SequencePosition> seq;
+      pg::as_role(owner, [&] { seq = read_sequence(table.shape.sequence, true); });
+      position_n = heal::partition_number(seq->last, size);
+    }
+    if (n <= *position_n) ids.push_back(id);
+  }
+  return ids;
+}
+
+void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids, size_t rows) {
   bool tracked = with_state(table.shape.relid, [&](TableState& s) {
     count(s.appends);
     count(s.rows, rows);

@@ -9,9 +9,19 @@
 
 namespace partheal::ahead {
 
-// Counts the append, and for an id that is its partition's mark, claims the
-// next partition in the shared watermark and queues its creation.
-void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids);
+// Counts the append (`rows` stored), and for an id that is its partition's
+// mark, claims the next partition in the shared watermark and queues its
+// creation. `ids` are the ids in use: those drawn, and given ones that are
+// not ahead of the sequence (mark_ids_in_use), so that one far-ahead id
+// cannot raise the watermark over every partition below it.
+void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids, size_t rows);
+
+// The ids among `drawn` and `given` that the mark may act on: all drawn
+// ids, and a given id only when it is at a mark and its partition is not
+// past the sequence position's (read as `owner`, only then).
+std::vector<int64> mark_ids_in_use(const manage::ManagedTable& table, Oid owner,
+                                   const std::vector<int64>& drawn,
+                                   const std::vector<int64>& given);
 
 // The same mark check for one id drawn by partheal_nextval, from the table's
 // shared state alone (no registry, no SQL). False when the table has no

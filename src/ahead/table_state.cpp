@@ -63,6 +63,11 @@ bool track(Oid relid, int64 partition_size, int mark_percent, int64 key_max) {
       if (s != nullptr) init_entry(s);
     }
     if (s != nullptr) {
+      // A new size renumbers the partitions: the watermark, a partition
+      // number under the old size, would mean another id altogether.
+      uint64 old_size = pg_atomic_read_u64(&s->partition_size);
+      if (old_size != 0 && old_size != static_cast<uint64>(partition_size))
+        pg_atomic_write_u64(&s->watermark, bits_of(kNothingAttempted));
       pg_atomic_write_u64(&s->partition_size, static_cast<uint64>(partition_size));
       pg_atomic_write_u32(&s->mark_percent, static_cast<uint32>(mark_percent));
       pg_atomic_write_u64(&s->key_max, bits_of(key_max));
@@ -107,6 +112,12 @@ bool claim(TableState* state, int64 partition) {
   while (value_of(seen) < partition)
     if (pg_atomic_compare_exchange_u64(&state->watermark, &seen, bits_of(partition))) return true;
   return false;
+}
+
+void pull_watermark_down(TableState* state, int64 ceiling) {
+  uint64 seen = pg_atomic_read_u64(&state->watermark);
+  while (value_of(seen) > ceiling)
+    if (pg_atomic_compare_exchange_u64(&state->watermark, &seen, bits_of(ceiling))) return;
 }
 
 long tracked() {

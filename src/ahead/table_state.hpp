@@ -20,7 +20,10 @@ struct TableKey {
 struct TableState {
   TableKey key;  // the hash key; must stay first
   // The highest partition number for which a creation was attempted, stored
-  // as int64 bits. It only moves up, by compare-and-swap, and is never reset.
+  // as int64 bits. Appends move it up, by compare-and-swap; it is reset when
+  // the partition size changes, and the worker's poll pulls it down to the
+  // partitions the sequence position needs when it is far above them (a
+  // sequence moved back), so that it follows the ids in use.
   pg_atomic_uint64 watermark;
   pg_atomic_uint64 partition_size;
   pg_atomic_uint32 mark_percent;
@@ -56,6 +59,8 @@ void forget(Oid relid);
 void forget_all_but(const std::vector<Oid>& registered);
 
 int64 watermark(TableState* state);
+// Lowers the watermark to `ceiling` if it is above.
+void pull_watermark_down(TableState* state, int64 ceiling);
 // Raises the watermark to partition if it is below: true for the one caller
 // in the whole cluster that raised it, which then owns the attempt.
 bool claim(TableState* state, int64 partition);

@@ -217,7 +217,12 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
         stored.push_back(heal::key_to_int64(*id, table->shape.key_type));
   });
   pg::spi::finish();
-  ahead::after_append(*table, stored);
+  std::vector<int64> drawn;
+  for (int r = 0; r < rows.count; ++r)
+    if (!rows.id_given[r]) drawn.push_back(ids[r]);
+  ahead::after_append(*table,
+                      ahead::mark_ids_in_use(*table, parent->rd_rel->relowner, drawn, given),
+                      stored.size());
   pg::guard([&] { relation_close(parent, NoLock); });
 
   append::return_ids(fcinfo, stored);

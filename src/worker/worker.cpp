@@ -250,8 +250,12 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
     ahead::observe(watch.traffic, seq.last, GetCurrentTimestamp() / 1000);
     int headroom = ahead::headroom(watch.traffic, size, settings::ahead_seconds,
                                    settings::max_ahead_partitions);
+    // The watermark follows the ids in use: a sequence moved back (RESTART,
+    // setval) must not leave the marks below it claimed for good.
+    const int64 ceiling = heal::partition_number(seq.last, size) + headroom + 1;
     ahead::with_state(relid, [&](ahead::TableState& s) {
       pg_atomic_write_u32(&s.headroom, static_cast<uint32>(headroom));
+      ahead::pull_watermark_down(&s, ceiling);
     });
     watched.push_back(Watched{relid, table->shape.sequence, size, table->config.mark_percent,
                               table->shape.key_max, headroom});
