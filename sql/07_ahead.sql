@@ -103,3 +103,26 @@ SELECT * FROM partheal_append('resized', '{}');
 SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'resized'::regclass;
 SELECT wait_for_partition('resized_p20') AS created_ahead;
 DROP TABLE far, resized;
+
+-- A DEFAULT partition attached after registration: rows without a partition
+-- go there, as with a plain INSERT; partheal_stats shows it, and
+-- create-ahead fails (counted, and in the log) rather than scan it.
+CREATE TABLE late_def (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('late_def', 10);
+CREATE TABLE late_def_d PARTITION OF late_def DEFAULT;
+SELECT count(*) FROM partheal_append('late_def', '[{}, {}, {}, {}, {}, {}, {}, {}, {}]');
+SELECT default_partition, heals, ahead_requested FROM partheal_stats WHERE parent = 'late_def'::regclass;
+CREATE FUNCTION wait_for_failed(t regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  FOR i IN 1..200 LOOP
+    SELECT ahead_failed INTO n FROM partheal_stats WHERE parent = t;
+    IF n > 0 THEN RETURN n; END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN n;
+END $$;
+SELECT wait_for_failed('late_def') AS ahead_failed;
+SELECT count(*) AS in_default FROM late_def_d;
+SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'late_def'::regclass;
+DROP TABLE late_def;

@@ -65,13 +65,20 @@ CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
          coalesce(s.ahead_requested, 0) AS ahead_requested,
          coalesce(s.ahead_created, 0) AS ahead_created,
          coalesce(s.ahead_failed, 0) AS ahead_failed,
-         s.watermark, s.last_heal, s.headroom
+         s.watermark, s.last_heal, s.headroom,
+         -- A DEFAULT partition attached after registration: rows without a
+         -- partition go there, and partheal creates no partitions meanwhile.
+         (SELECT CASE WHEN p.partdefid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+                      THEN p.partdefid::pg_catalog.regclass END
+            FROM pg_catalog.pg_partitioned_table p
+           WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS default_partition
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_stats() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
   'the watermark (highest partition number attempted), the last heal, and the partitions the '
-  'worker keeps ahead of the sequence position (headroom)';
+  'worker keeps ahead of the sequence position (headroom), and a DEFAULT partition attached '
+  'after registration (default_partition)';
 DROP FUNCTION @extschema@.partheal_stats();
 

@@ -26,5 +26,7 @@ constexpr const char* kLogAheadGaveUp = "PHL04";   // WARNING: an attempt droppe
 constexpr const char* kLogAheadDropped = "PHL05";  // an attempt that could not even be queued
 constexpr const char* kLogAttached = "PHL06";      // partheal_attach_window attached a window
 constexpr const char* kLogAttachGaveUp = "PHL07";  // a window left in DEFAULT (default_holds_rows)
+// WARNING: a managed table got a DEFAULT partition after registration.
+constexpr const char* kLogDefaultPartition = "PHL08";
 
 }  // namespace partheal::errors

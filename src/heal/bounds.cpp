@@ -81,10 +81,10 @@ std::vector<Range> attached_ranges(Relation parent) {
 
 namespace {
 
-bool routes_in(const Snapshot& s, int64 id) {
+bool routes_in(const Snapshot& s, int64 id, bool to_default = true) {
   PartitionBoundInfo bi = s.bounds;
   if (bi == nullptr) return false;
-  if (partition_bound_has_default(bi)) return true;
+  if (to_default && partition_bound_has_default(bi)) return true;
   // The last bound at or below id; the partition above it, if any, holds id.
   int lo = 0, hi = bi->ndatums - 1, found = -1;
   while (lo <= hi) {
@@ -106,6 +106,10 @@ bool routes_in(const Snapshot& s, int64 id) {
 
 bool routes(Relation parent, int64 id) {
   return routes_in(read(parent), id);
+}
+
+bool has_own_partition(Relation parent, int64 id) {
+  return routes_in(read(parent), id, false);
 }
 
 std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids) {

@@ -29,6 +29,9 @@ std::vector<Range> attached_ranges(Relation parent);
 // partition takes everything). Cheap: a binary search over the bounds.
 bool routes(Relation parent, int64 id);
 
+// True when a partition other than a DEFAULT one holds this key value.
+bool has_own_partition(Relation parent, int64 id);
+
 // The ids, in their order, that an INSERT would find no partition for; the
 // bounds are read once for all of them.
 std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids);

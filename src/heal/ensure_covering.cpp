@@ -61,6 +61,19 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size) {
   // Decided under the advisory lock, so it must see every partition
   // committed so far, not a cached view that missed one (heal/bounds.hpp).
   refresh_partitions(rel);
+  if (shape.has_default_partition && !has_own_partition(rel, id)) {
+    // Only create-ahead gets here: a heal has no routing miss to heal.
+    // Attaching would scan the DEFAULT partition under ACCESS EXCLUSIVE
+    // and fail on any row it holds for the range: said, not done.
+    const char* name = shape.name.c_str();
+    pg::guard([&] { relation_close(rel, NoLock); });
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("\"{}\" has a DEFAULT partition, attached after it was registered", name),
+             "Rows without a partition of their own go to the DEFAULT partition; partheal "
+             "creates no partitions while it is attached.",
+             "Move its rows into partitions with partheal_attach_window and detach it, or "
+             "unmanage the table.");
+  }
   if (!routes(rel, id)) {
     plan.needed = true;
     plan.schema = shape.schema;

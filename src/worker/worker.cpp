@@ -25,6 +25,7 @@
 #include "worker/shared.hpp"
 
 extern "C" {
+#include "partitioning/partdesc.h"
 #include "access/relation.h"
 #include "access/xact.h"
 #include "commands/extension.h"
@@ -221,12 +222,41 @@ struct TableWatch {
   ahead::Traffic traffic;
   TimestampTz retry_at = 0;  // after a failed creation
   long retry_ms = 0;
-  std::string last_error;  // a poll error is logged when it changes, not every round
+  std::string last_error;              // a poll error is logged when it changes, not every round
+  Oid default_partition = InvalidOid;  // logged once, while attached
 };
 
 std::unordered_map<Oid, TableWatch>& watches() {
   static auto* w = new std::unordered_map<Oid, TableWatch>();
   return *w;
+}
+
+// A DEFAULT partition attached after registration takes every row without
+// a partition, and partheal creates none while it is there: said once per
+// DEFAULT partition in the log, shown in partheal_stats.default_partition,
+// and the table is left out of the catch-up. False while it is attached.
+bool note_default_partition(Oid relid, Relation rel, const manage::ManagedTable& table) {
+  TableWatch& watch = watches()[relid];
+  if (!table.shape.has_default_partition) {
+    watch.default_partition = InvalidOid;
+    return true;
+  }
+  Oid partition =
+      pg::guard([&] { return get_default_oid_from_partdesc(RelationGetPartitionDesc(rel, true)); });
+  if (watch.default_partition == partition) return false;
+  watch.default_partition = partition;
+  std::string line = fmt::format(
+      "{} {} has a DEFAULT partition {}, attached after it was registered: rows without a "
+      "partition of their own go there, and partheal creates no partitions for it until it is "
+      "detached",
+      errors::kLogDefaultPartition, pg::relation_label(relid), pg::relation_label(partition));
+  const char* text = line.c_str();
+  pg::guard([&] {
+    ereport(WARNING,
+            (errmsg_internal("%s", text),
+             errhint("Move its rows into partitions with partheal_attach_window and detach it.")));
+  });
+  return false;
 }
 
 void poll_one(Oid relid, std::vector<Watched>& watched) {
@@ -235,6 +265,10 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
   if (rel == nullptr) return;
   manage::TablePtr table = manage::lookup(rel);
+  if (table != nullptr && !note_default_partition(relid, rel, *table)) {
+    pg::guard([&] { relation_close(rel, NoLock); });
+    return;
+  }
   if (table != nullptr && table->config.mark_percent > 0) {
     std::optional<ahead::SequencePosition> read =
         ahead::read_sequence(table->shape.sequence, false);

@@ -100,6 +100,21 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM shaky'), '12', 'the heal l
 # with a backoff) made the partition between the DROP and the append.
 like($stat->('shaky', 'heals'), qr/^[12]$/, 'by a heal, or by the catch-up');
 
+# A DEFAULT partition attached after registration is said once in the log
+# by the worker's poll, which leaves the table out of the catch-up.
+$node->safe_psql('postgres', q{
+  CREATE TABLE late (id bigserial) PARTITION BY RANGE (id);
+  SELECT partheal_manage('late', 10);
+  CREATE TABLE late_d PARTITION OF late DEFAULT;
+  INSERT INTO late SELECT FROM generate_series(1, 25);
+});
+$node->wait_for_log(qr/WARNING:  PHL08 "public\.late" has a DEFAULT partition "public\.late_d", attached after it was registered/);
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'late'::regclass}),
+  '1', 'the catch-up creates nothing in front of a DEFAULT partition');
+is($node->safe_psql('postgres', q{SELECT default_partition FROM partheal_stats WHERE parent = 'late'::regclass}),
+  'late_d', 'partheal_stats names it');
+$node->safe_psql('postgres', 'DROP TABLE late');
+
 # The worker comes back by itself after it is terminated: the postmaster
 # restarts it, and its poll goes on.
 my $worker = q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = 'postgres'};
