@@ -87,3 +87,30 @@ CREATE TEMP TABLE scratch (id bigserial) PARTITION BY RANGE (id);
 SELECT partheal_manage('scratch', 10);
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS registered FROM partheal_config WHERE parent::text LIKE '%scratch%';
+
+-- partheal_unmanage forgets the table's counters and watermark only when it
+-- commits: after a ROLLBACK, or a rolled-back savepoint, they stay.
+CREATE TABLE kept (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('kept', 10, NULL);
+SELECT count(*) FROM partheal_append('kept', '[{}, {}, {}]');
+BEGIN;
+SELECT partheal_unmanage('kept');
+ROLLBACK;
+SELECT appends, rows_appended FROM partheal_stats WHERE parent = 'kept'::regclass;
+BEGIN;
+SAVEPOINT s;
+SELECT partheal_unmanage('kept');
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT appends, rows_appended FROM partheal_stats WHERE parent = 'kept'::regclass;
+-- Unmanaged and managed again in one transaction: the state stays.
+BEGIN;
+SELECT partheal_unmanage('kept');
+SELECT partheal_manage('kept', 10, NULL);
+COMMIT;
+SELECT appends, rows_appended FROM partheal_stats WHERE parent = 'kept'::regclass;
+-- Committed: gone, and managed again it starts from zero.
+SELECT partheal_unmanage('kept');
+SELECT partheal_manage('kept', 10, NULL);
+SELECT appends, rows_appended FROM partheal_stats WHERE parent = 'kept'::regclass;
+DROP TABLE kept;

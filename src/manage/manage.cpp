@@ -1,6 +1,7 @@
 // partheal_manage, partheal_unmanage: the registration of a parent table.
 #include <fmt/format.h>
 
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -17,6 +18,7 @@
 
 extern "C" {
 #include "access/relation.h"
+#include "access/xact.h"
 #include "catalog/partition.h"
 #include "tcop/utility.h"
 #include "catalog/pg_type.h"
@@ -54,6 +56,66 @@ Relation open_owned(FunctionCallInfo fcinfo, const char* function) {
 // goes back to tables that are.
 void forget_unregistered() {
   ahead::forget_all_but(registered_tables());
+}
+
+// partheal_unmanage's shared state goes when its transaction commits: a
+// ROLLBACK keeps the registration, so it must keep the stats and the
+// watermark too. Each entry remembers the subtransaction level it was made
+// at, so a rolled-back savepoint takes its own entries back.
+struct PendingForget {
+  Oid relid;
+  int level;
+};
+
+std::vector<PendingForget>& pending_forgets() {
+  static auto* pending = new std::vector<PendingForget>();
+  return *pending;
+}
+
+void on_xact(XactEvent event, void*) noexcept {
+  auto& pending = pending_forgets();
+  if (event == XACT_EVENT_COMMIT) {
+    for (const PendingForget& p : pending) {
+      try {
+        ahead::forget(p.relid);
+      } catch (...) {
+        // Left for the worker's next poll, which forgets unregistered tables.
+      }
+    }
+  }
+  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT) pending.clear();
+}
+
+void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) noexcept {
+  auto& pending = pending_forgets();
+  int level = GetCurrentTransactionNestLevel();
+  for (auto it = pending.begin(); it != pending.end();) {
+    if (it->level < level) {
+      ++it;
+    } else if (event == SUBXACT_EVENT_ABORT_SUB) {
+      it = pending.erase(it);
+    } else {
+      if (event == SUBXACT_EVENT_COMMIT_SUB) it->level = level - 1;
+      ++it;
+    }
+  }
+}
+
+void forget_at_commit(Oid relid) {
+  static bool registered = false;
+  if (!registered) {
+    RegisterXactCallback(on_xact, nullptr);
+    RegisterSubXactCallback(on_subxact, nullptr);
+    registered = true;
+  }
+  pending_forgets().push_back(PendingForget{relid, GetCurrentTransactionNestLevel()});
+}
+
+// Registered again in the same transaction: its state stays.
+void cancel_forget(Oid relid) {
+  auto& pending = pending_forgets();
+  for (auto it = pending.begin(); it != pending.end();)
+    it = it->relid == relid ? pending.erase(it) : std::next(it);
 }
 
 // Writes (with a config) or deletes (without) the table's registration.
@@ -186,6 +248,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
 
   // Room in shared memory is checked before anything is written, so a table
   // beyond partheal.max_tables is refused now rather than missed later.
+  manage::cancel_forget(shape.relid);
   bool tracked = ahead::track(shape.relid, size, percent, shape.key_max);
   if (!tracked) {
     manage::forget_unregistered();
@@ -242,6 +305,6 @@ PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
                                 manage::extension_schema_sql());
   manage::write_config(sql, relid, std::nullopt);
   if (shape) manage::restore_nextval(*shape);
-  ahead::forget(relid);
+  manage::forget_at_commit(relid);
   PG_RETURN_VOID();
 }
