@@ -47,6 +47,24 @@ Datum key_datum(int64 v, Oid type) {
 
 // The ids the insert will use, known before it runs: the heal covers exactly
 // these, never a guess from MAX(id) or the sequence's last_value.
+// A role with column-level INSERT grants passed the table check with one
+// column; the columns the INSERT will name, the id among them, are checked
+// now, before any id is drawn or partition made, as the INSERT would.
+void check_column_privileges(const Target& target, const Rows& rows) {
+  const manage::TableShape& shape = target.table().shape;
+  bool table_level = pg::guard(
+      [&] { return pg_class_aclcheck(shape.relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK; });
+  if (table_level) return;
+  for (int c : rows.columns) {
+    AttrNumber attnum = target.column(c).attnum;
+    const char* name = shape.name.c_str();
+    pg::guard([&] {
+      if (pg_attribute_aclcheck(shape.relid, attnum, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+        aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
+    });
+  }
+}
+
 // The ids rows give, checked as INSERT would check them, before the first
 // draw: a sequence does not give back what a call that then fails drew.
 std::vector<int64> given_ids(const manage::TableShape& shape, Rows& rows) {
@@ -178,6 +196,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   std::shared_ptr<append::Target> held = append::target_for(table, parent);
   append::Target& target = *held;
   append::Rows rows = append::read_rows(target, json);
+  append::check_column_privileges(target, rows);
   std::vector<int64> given = append::given_ids(table->shape, rows);
   // Before any id is drawn: given ids far from the sequence would let a
   // role that does not own the table make partitions without bound.

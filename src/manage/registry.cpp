@@ -221,7 +221,12 @@ bool is_cached(Oid relid) {
 
 Opened open_for_insert(Oid relid) {
   guard([&] {
+    // As INSERT checks: the table, or at least one column. The INSERT
+    // itself then checks the columns it names, the id column among them.
     AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
+    if (acl != ACLCHECK_OK &&
+        pg_attribute_aclcheck_all(relid, GetUserId(), ACL_INSERT, ACLMASK_ANY) == ACLCHECK_OK)
+      acl = ACLCHECK_OK;
     if (acl != ACLCHECK_OK) {
       const char* name = get_rel_name(relid);
       aclcheck_error(acl, OBJECT_TABLE, name != nullptr ? name : "?");
