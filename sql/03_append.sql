@@ -203,6 +203,16 @@ SET ROLE appender;
 SELECT * FROM partheal_append('shifted2', '{"v": 3}');
 RESET ROLE;
 SELECT id, v FROM shifted2 ORDER BY id;
+-- Under row-level security RETURNING would add the SELECT policies as
+-- checks a plain INSERT does not make: the caller gets the ids it drew.
+ALTER TABLE shifted2 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY add_any ON shifted2 FOR INSERT WITH CHECK (true);
+CREATE POLICY see_none ON shifted2 FOR SELECT USING (false);
+SET ROLE appender;
+INSERT INTO shifted2 (v) VALUES (4);
+SELECT * FROM partheal_append('shifted2', '{"v": 5}');
+RESET ROLE;
+SELECT id, v FROM shifted2 WHERE v >= 4 ORDER BY id;
 DROP TABLE shifted2;
 DROP FUNCTION shift_id2();
 

@@ -165,3 +165,11 @@ SELECT count(*) FROM conv;
 SELECT * FROM partheal_append('fkmsg', '{"conv_id": 1}');
 COMMIT;
 DROP TABLE fkreader, fkmsg, conv;
+-- A foreign key to itself: ATTACH takes SHARE ROW EXCLUSIVE on the table,
+-- which the append's own ROW EXCLUSIVE holds off. PH004 at once, saying so.
+CREATE TABLE thread (id bigserial PRIMARY KEY, reply_to bigint REFERENCES thread) PARTITION BY RANGE (id);
+SELECT partheal_manage('thread', 10, NULL);
+\set VERBOSITY verbose
+SELECT * FROM partheal_append('thread', '{}');
+\set VERBOSITY default
+DROP TABLE thread;

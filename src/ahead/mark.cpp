@@ -20,7 +20,7 @@ void request_next(Oid relid, int64 next, int64 size, int64 key_max) {
     claimed = claim(&s, next);  // false: another backend, or an earlier call, has it
     if (claimed) count(s.ahead_requested);
   });
-  if (claimed && !worker::request_create_ahead(relid, next))
+  if (claimed && !worker::request_create_ahead(relid, next, size))
     with_state(relid, [](TableState& s) { count(s.ahead_failed); });
 }
 

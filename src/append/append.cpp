@@ -142,8 +142,12 @@ void as_arrays(const Target& target, Rows& rows, std::vector<Datum>& values,
   }
 }
 
-bool may_read_key(const manage::ManagedTable& table) {
+// RETURNING reads what was stored: it needs SELECT on the key, and under
+// row-level security it would add the SELECT policies as checks that a
+// plain INSERT does not make. Without both, the caller gets the ids drawn.
+bool may_read_key(const manage::ManagedTable& table, Relation parent) {
   const manage::TableShape& shape = table.shape;
+  if (parent->rd_rel->relrowsecurity) return false;
   return pg::guard([&] {
     Oid user = GetUserId();
     return pg_class_aclcheck(shape.relid, user, ACL_SELECT) == ACLCHECK_OK ||
@@ -195,7 +199,9 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
 
   std::shared_ptr<append::Target> held = append::target_for(table, parent);
   append::Target& target = *held;
-  append::Rows rows = append::read_rows(target, json);
+  const bool before_row_triggers =
+      parent->trigdesc != nullptr && parent->trigdesc->trig_insert_before_row;
+  append::Rows rows = append::read_rows(target, json, before_row_triggers);
   append::check_column_privileges(target, rows);
   std::vector<int64> given = append::given_ids(table->shape, rows);
   // Before any id is drawn: given ids far from the sequence would let a
@@ -218,10 +224,9 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   // table's own triggers and defaults see the session's path, as with INSERT.
   pg::spi::connect();
   // What is returned is what was stored, as INSERT ... RETURNING says: a
-  // BEFORE trigger may change an id, or skip a row. RETURNING needs SELECT
-  // on the key, as it would in SQL; without it the caller gets the ids it
-  // drew, and never sees what a trigger stored.
-  bool returning = append::may_read_key(*table);
+  // BEFORE trigger may change an id, or skip a row. Without such triggers
+  // the ids drawn are the ids stored, and no RETURNING is needed.
+  bool returning = before_row_triggers && append::may_read_key(*table, parent);
   SPIPlanPtr plan = target.plan(rows.columns, batch, returning);
   std::vector<int64> stored = ids;
   heal::insert_until_covered(*table, parent, ids, [&] {

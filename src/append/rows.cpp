@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/numeric.h"
@@ -65,13 +66,20 @@ void read_object(const Target& target, JsonbContainer* object, int row, std::vec
   }
 }
 
-// A JSON string, number or boolean as the text an input function takes.
-char* scalar_text(const JsonbValue& v) {
+// A JSON string, number or boolean as the text an input function takes; an
+// integral number such as 1.0 as the integer it is, where one is wanted.
+char* scalar_text(const JsonbValue& v, bool integer) {
   switch (v.type) {
     case jbvString:
       return pnstrdup(v.val.string.val, v.val.string.len);
-    case jbvNumeric:
-      return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
+    case jbvNumeric: {
+      Datum n = NumericGetDatum(v.val.numeric);
+      if (integer) {
+        Datum whole = DirectFunctionCall2(numeric_trunc, n, Int32GetDatum(0));
+        if (DatumGetBool(DirectFunctionCall2(numeric_eq, n, whole))) n = whole;
+      }
+      return DatumGetCString(DirectFunctionCall1(numeric_out, n));
+    }
     case jbvBool:
       return pstrdup(v.val.boolean ? "true" : "false");
     default:
@@ -91,7 +99,8 @@ void append_quoted(StringInfo buf, const char* text) {
 
 // A JSON array, nested arrays included, as an array literal: ["a", null]
 // is {"a",NULL}. Elements of a json or jsonb array keep their JSON text.
-void append_array_literal(StringInfo buf, JsonbContainer* array, bool elements_are_json) {
+void append_array_literal(StringInfo buf, JsonbContainer* array, const Column& column) {
+  check_stack_depth();
   appendStringInfoChar(buf, '{');
   JsonbIterator* it = JsonbIteratorInit(array);
   JsonbValue v;
@@ -99,18 +108,18 @@ void append_array_literal(StringInfo buf, JsonbContainer* array, bool elements_a
   JsonbIteratorToken token;
   while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE) {
     if (token != WJB_ELEM) continue;
-    if (!first) appendStringInfoChar(buf, ',');
+    if (!first) appendStringInfoChar(buf, column.element_delimiter);
     first = false;
     if (v.type == jbvNull) {
       appendStringInfoString(buf, "NULL");
     } else if (v.type == jbvBinary && JsonContainerIsArray(v.val.binary.data) &&
-               !elements_are_json) {
-      append_array_literal(buf, v.val.binary.data, elements_are_json);
-    } else if (v.type == jbvBinary || elements_are_json) {
+               !column.element_is_json) {
+      append_array_literal(buf, v.val.binary.data, column);
+    } else if (v.type == jbvBinary || column.element_is_json) {
       Jsonb* one = JsonbValueToJsonb(&v);
       append_quoted(buf, JsonbToCString(nullptr, &one->root, VARSIZE(one)));
     } else {
-      append_quoted(buf, scalar_text(v));
+      append_quoted(buf, scalar_text(v, column.element_is_integer));
     }
   }
   appendStringInfoChar(buf, '}');
@@ -132,18 +141,12 @@ char* text_of(const JsonbValue& v, const Column& column) {
       if (column.element_type != InvalidOid && JsonContainerIsArray(v.val.binary.data)) {
         StringInfoData buf;
         initStringInfo(&buf);
-        append_array_literal(&buf, v.val.binary.data, column.element_is_json);
+        append_array_literal(&buf, v.val.binary.data, column);
         return buf.data;
       }
       return JsonbToCString(nullptr, v.val.binary.data, v.val.binary.len);
     }
-    if (v.type == jbvNumeric && column.is_integer) {
-      Datum n = NumericGetDatum(v.val.numeric);
-      Datum whole = DirectFunctionCall2(numeric_trunc, n, Int32GetDatum(0));
-      if (DatumGetBool(DirectFunctionCall2(numeric_eq, n, whole)))
-        return DatumGetCString(DirectFunctionCall1(numeric_out, whole));
-    }
-    return scalar_text(v);
+    return scalar_text(v, column.is_integer);
   });
 }
 
@@ -171,7 +174,7 @@ void check_domain_null(const Column& column) {
 
 }  // namespace
 
-Rows read_rows(const Target& target, Jsonb* json) {
+Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
   std::vector<Cell> cells;
   Rows rows;
   JsonbContainer* root = &json->root;
@@ -241,13 +244,17 @@ Rows read_rows(const Target& target, Jsonb* json) {
 
   // A NULL that a NOT NULL column or a domain would refuse is refused now,
   // before any id is drawn or partition made for a row that cannot land.
+  // A domain checks NULL as the value is coerced, before triggers run; NOT
+  // NULL is checked after BEFORE ROW triggers, which may fill the column, so
+  // with such triggers that verdict is left to the INSERT.
   const std::string& table = target.table().shape.name;
+  const bool check_not_null = !before_row_triggers;
   for (size_t p = 0; p < rows.columns.size(); ++p) {
     const Column& column = target.column(rows.columns[p]);
     if (static_cast<int>(p) == rows.key_position) continue;
     for (int r = 0; r < rows.count; ++r) {
       if (rows.null(static_cast<int>(p), r) != 'n') continue;
-      if (column.not_null)
+      if (column.not_null && check_not_null)
         pg::fail(ERRCODE_NOT_NULL_VIOLATION,
                  fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null "
                              "constraint",
@@ -265,7 +272,7 @@ Rows read_rows(const Target& target, Jsonb* json) {
   for (int c = 0; c < target.column_count(); ++c) {
     const Column& column = target.column(c);
     if (named[c] || column.has_default) continue;
-    if (column.not_null)
+    if (column.not_null && check_not_null)
       pg::fail(ERRCODE_NOT_NULL_VIOLATION,
                fmt::format("null value in column \"{}\" of relation \"{}\" violates not-null "
                            "constraint",

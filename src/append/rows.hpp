@@ -26,7 +26,9 @@ struct Rows {
 
 // Validates and converts every value before anything is drawn or written, so
 // bad input changes nothing. Values convert through each column type's input
-// function, so a bad value fails with that type's own error.
-Rows read_rows(const Target& target, Jsonb* json);
+// function, so a bad value fails with that type's own error. With
+// `before_row_triggers` (the table has BEFORE INSERT ROW triggers, which
+// may fill a NOT NULL column) NOT NULL is left to the INSERT.
+Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers);
 
 }  // namespace partheal::append

@@ -54,6 +54,14 @@ Target::Target(manage::TablePtr table, Relation parent) : table_(std::move(table
       get_typlenbyvalalign(c.type, &c.typlen, &c.typbyval, &c.typalign);
       c.array_type = get_array_type(c.type);
       c.element_type = get_element_type(base);
+      if (c.element_type != InvalidOid) {
+        int16 len = 0;
+        bool byval = false;
+        char align = 'i';
+        Oid ioparam = InvalidOid, func = InvalidOid;
+        get_type_io_data(c.element_type, IOFunc_input, &len, &byval, &align, &c.element_delimiter,
+                         &ioparam, &func);
+      }
       c.domain_has_default = c.is_domain && get_typdefault(c.type) != nullptr;
       if (c.array_type == InvalidOid) {
         Oid output_fn = InvalidOid;
@@ -63,7 +71,12 @@ Target::Target(manage::TablePtr table, Relation parent) : table_(std::move(table
         cast_to = format_type_be_qualified(c.type);
       }
     });
-    c.element_is_json = c.element_type == JSONOID || c.element_type == JSONBOID;
+    Oid element_base = c.element_type == InvalidOid
+                           ? InvalidOid
+                           : pg::guard([&] { return getBaseType(c.element_type); });
+    c.element_is_json = element_base == JSONOID || element_base == JSONBOID;
+    c.element_is_integer =
+        element_base == INT2OID || element_base == INT4OID || element_base == INT8OID;
     if (cast_to != nullptr) c.cast_to = cast_to;
     if (c.attnum == table_->shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
     by_name_.emplace(c.name, static_cast<int>(columns_.size()));

@@ -27,6 +27,8 @@ struct Column {
   bool is_integer = false;        // smallint, integer or bigint, or a domain over one
   Oid element_type = InvalidOid;  // of an array type (or a domain over one)
   bool element_is_json = false;
+  bool element_is_integer = false;
+  char element_delimiter = ',';  // typdelim: ';' for box[]
   bool not_null = false;
   bool has_default = false;  // a default, an identity or a generated expression
   bool domain_has_default = false;

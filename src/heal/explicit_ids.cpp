@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <optional>
 
 #include "ahead/sequence.hpp"
@@ -21,10 +20,13 @@ namespace partheal::heal {
 void refuse_explicit_ids_out_of_window(const manage::ManagedTable& table, Relation parent,
                                        const std::vector<int64>& explicit_ids) {
   if (explicit_ids.empty()) return;
-  std::vector<int64> missing = unrouted(parent, explicit_ids);
-  if (missing.empty()) return;
   const manage::TableShape& shape = table.shape;
+  if (unrouted(parent, explicit_ids).empty()) return;
   if (pg::guard([&] { return pg_class_ownercheck(shape.relid, GetUserId()); })) return;
+  // A partition the owner attached since this backend last looked is no
+  // reason to refuse.
+  refresh_partitions(parent);
+  std::vector<int64> missing = unrouted(parent, explicit_ids);
 
   // The position is read as the owner: the window is partheal's rule, not
   // something the caller needs rights on the sequence to be held to.
@@ -33,23 +35,17 @@ void refuse_explicit_ids_out_of_window(const manage::ManagedTable& table, Relati
               [&] { position = ahead::read_sequence(shape.sequence, true); });
   const int64 size = table.config.partition_size;
   const int64 reach = settings::max_ahead_partitions;
-  const int64 at = partition_number(position->last, size);
-  int64 lowest = at - reach;
-  for (const Range& r : attached_ranges(parent))
-    if (r.lower.kind == Bound::Kind::kValue)
-      lowest = std::min(lowest, partition_number(r.lower.value, size));
-  const int64 highest = at + reach;
+  const __int128 at = partition_number(position->last, size);
   for (int64 id : missing) {
-    int64 n = partition_number(id, size);
-    if (n >= lowest && n <= highest) continue;
+    __int128 n = partition_number(id, size);
+    if (n >= at - reach && n <= at + reach) continue;
     pg::fail(ERRCODE_INSUFFICIENT_PRIVILEGE,
              fmt::format("id {} of \"{}\" needs a partition that only the table's owner may have "
                          "created",
                          id, shape.name),
              fmt::format("For a role that does not own the table, partheal creates partitions "
-                         "for given ids only from the table's lowest partition up to "
-                         "partheal.max_ahead_partitions ({}) partitions past the sequence "
-                         "position.",
+                         "for given ids only within partheal.max_ahead_partitions ({}) "
+                         "partitions of the sequence position's.",
                          reach),
              "Leave the id out to draw it from the sequence, or ask the table's owner to append "
              "it or create its partition.");

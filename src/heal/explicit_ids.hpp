@@ -5,10 +5,10 @@
 // need anyway; explicit ids could be spaced one partition apart and make
 // hundreds in one call. So for a caller that does not own the table, an
 // explicit id is healed only inside a window that the owner's traffic
-// bounds: from the lowest partition the table has (or W partitions below the
-// sequence position, if lower) up to W partitions above the position, W
-// being partheal.max_ahead_partitions. Ids outside get 42501 before
-// anything is created. The owner (and a superuser) is not limited.
+// moves: within W partitions of the sequence position's, either side, W
+// being partheal.max_ahead_partitions, so at most 2W + 1 partitions however
+// many calls it makes. Ids outside get 42501 before anything is created.
+// The owner (and a superuser) is not limited.
 #pragma once
 
 #include <vector>

@@ -24,8 +24,9 @@ namespace partheal::heal {
 
 namespace {
 
-// The tables at the other end of the parent's foreign keys, both ways. Read
-// only when a heal is about to run, so the scan of pg_constraint is rare.
+// The tables at the other end of the parent's foreign keys, both ways, the
+// parent itself for a key to itself. Read only when a heal is about to run,
+// so the scan of pg_constraint is rare.
 std::set<Oid> foreign_key_partners(Oid parent) {
   std::set<Oid> partners;
   pg::guard([&] {
@@ -35,8 +36,8 @@ std::set<Oid> foreign_key_partners(Oid parent) {
     while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
       auto* con = reinterpret_cast<Form_pg_constraint>(GETSTRUCT(tuple));
       if (con->contype != CONSTRAINT_FOREIGN) continue;
-      if (con->conrelid == parent && con->confrelid != parent) partners.insert(con->confrelid);
-      if (con->confrelid == parent && con->conrelid != parent) partners.insert(con->conrelid);
+      if (con->conrelid == parent) partners.insert(con->confrelid);
+      if (con->confrelid == parent) partners.insert(con->conrelid);
     }
     systable_endscan(scan);
     table_close(rel, AccessShareLock);
@@ -81,9 +82,20 @@ void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
   Oid relid = RelationGetRelid(parent);
   if (LOCKMODE held = conflicting_mode_held(relid, ShareUpdateExclusiveLock); held != NoLock)
     refuse(table, relid, held, ShareUpdateExclusiveLock, "");
-  for (Oid partner : foreign_key_partners(relid))
-    if (LOCKMODE held = conflicting_mode_held(partner, ShareRowExclusiveLock); held != NoLock)
-      refuse(table, partner, held, ShareRowExclusiveLock, ", to clone a foreign key");
+  for (Oid partner : foreign_key_partners(relid)) {
+    LOCKMODE held = conflicting_mode_held(partner, ShareRowExclusiveLock);
+    if (held == NoLock) continue;
+    if (partner == relid)
+      pg::fail(errors::kHealLockConflict,
+               fmt::format("cannot create a partition of {} from an append: it has a foreign key "
+                           "to itself",
+                           pg::relation_label(relid)),
+               "Attaching a partition to a table with a foreign key to itself takes SHARE ROW "
+               "EXCLUSIVE on the table, which the append's own ROW EXCLUSIVE lock holds off.",
+               "Have its partitions created ahead: keep create-ahead on, whose worker attaches "
+               "between writers' transactions; or create them yourself.");
+    refuse(table, partner, held, ShareRowExclusiveLock, ", to clone a foreign key");
+  }
 }
 
 }  // namespace partheal::heal

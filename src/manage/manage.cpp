@@ -83,7 +83,10 @@ void on_xact(XactEvent event, void*) noexcept {
       }
     }
   }
-  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT) pending.clear();
+  // A prepared transaction commits or rolls back elsewhere, later: its
+  // forgets are left to the worker's poll, which forgets unregistered tables.
+  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE)
+    pending.clear();
 }
 
 void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) noexcept {
@@ -104,8 +107,10 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) n
 void forget_at_commit(Oid relid) {
   static bool registered = false;
   if (!registered) {
-    RegisterXactCallback(on_xact, nullptr);
-    RegisterSubXactCallback(on_subxact, nullptr);
+    pg::guard([] {
+      RegisterXactCallback(on_xact, nullptr);
+      RegisterSubXactCallback(on_subxact, nullptr);
+    });
     registered = true;
   }
   pending_forgets().push_back(PendingForget{relid, GetCurrentTransactionNestLevel()});

@@ -219,13 +219,13 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   return Created{answer.partition, answer.range};
 }
 
-bool request_create_ahead(Oid relid, int64 partition) {
+bool request_create_ahead(Oid relid, int64 partition, int64 partition_size) {
   Shared& s = shared();
   bool queued = false;
   SpinLockAcquire(&s.ahead_mutex);
   for (AheadSlot& slot : s.ahead) {
     if (slot.used) continue;
-    slot = AheadSlot{true, MyDatabaseId, relid, partition, 0, 0};
+    slot = AheadSlot{true, MyDatabaseId, relid, partition, partition_size, 0, 0};
     queued = true;
     break;
   }

@@ -20,7 +20,7 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size);
 
 // Queues the creation of partition number `partition` for the worker and
 // returns at once; false when the queue is full (the heal still covers it).
-bool request_create_ahead(Oid relid, int64 partition);
+bool request_create_ahead(Oid relid, int64 partition, int64 partition_size);
 
 // Shared memory: sized in shmem_request_hook, laid out in shmem_startup_hook.
 void request_shared_memory();

@@ -54,6 +54,7 @@ struct AheadSlot {
   Oid dboid;
   Oid relid;
   int64 partition;
+  int64 partition_size;  // what `partition` was numbered under: a new size drops the slot
   int attempts;
   TimestampTz not_before;
 };

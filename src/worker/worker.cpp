@@ -158,8 +158,10 @@ long serve_ahead(Oid dboid, bool* served) {
     });
     int64 first = 0;
     bool done = true;
-    // No state: the table was unmanaged since; the attempt is dropped.
-    if (size > 0 && heal::first_id_of(mine.partition, size, PG_INT64_MAX, &first)) {
+    // No state: the table was unmanaged since; a new size: the number means
+    // another partition now. Either way the attempt is dropped.
+    if (size > 0 && size == mine.partition_size &&
+        heal::first_id_of(mine.partition, size, PG_INT64_MAX, &first)) {
       *served = true;
       Answer answer = create_in_own_transaction(mine.relid, first, size);
       if (answer.sqlerrcode == 0) {
@@ -286,7 +288,9 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
                                    settings::max_ahead_partitions);
     // The watermark follows the ids in use: a sequence moved back (RESTART,
     // setval) must not leave the marks below it claimed for good.
-    const int64 ceiling = heal::partition_number(seq.last, size) + headroom + 1;
+    const __int128 wanted =
+        static_cast<__int128>(heal::partition_number(seq.last, size)) + headroom + 1;
+    const int64 ceiling = wanted > PG_INT64_MAX ? PG_INT64_MAX : static_cast<int64>(wanted);
     ahead::with_state(relid, [&](ahead::TableState& s) {
       pg_atomic_write_u32(&s.headroom, static_cast<uint32>(headroom));
       ahead::pull_watermark_down(&s, ceiling);
