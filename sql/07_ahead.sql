@@ -15,8 +15,11 @@ BEGIN
   END LOOP;
   RETURN false;
 END $$;
+-- ahead_created is left out: the worker's catch-up poll may make a partition
+-- (counted there too) before the mark's request or the heal does, as its
+-- timing allows; which one made it is not what this file tests.
 CREATE VIEW ah_stats AS
-  SELECT appends, rows_appended, heals, exhaustions, ahead_requested, ahead_created,
+  SELECT appends, rows_appended, heals, exhaustions, ahead_requested,
          ahead_failed, watermark, last_heal IS NOT NULL AS healed_once
     FROM partheal_stats WHERE parent = 'ah'::regclass;
 SELECT * FROM ah_stats;
@@ -39,9 +42,10 @@ SELECT * FROM partheal_append('ah', '[{}, {}, {}]');
 ROLLBACK;
 SELECT wait_for_partition('ah_p20') AS created_ahead;
 SELECT count(*) FROM ah_p20;
--- The watermark only moves up: the same mark again requests nothing.
+-- A mark already claimed requests nothing again.
 SELECT * FROM partheal_append('ah', '{"id": 18}');
-SELECT watermark, ahead_requested, ahead_created FROM ah_stats;
+SELECT watermark, ahead_requested FROM ah_stats;
+SELECT ahead_created >= 2 AS made_both_ahead FROM partheal_stats WHERE parent = 'ah'::regclass;
 
 -- Another mark percent: 50 puts partition 0's mark at id 5.
 CREATE TABLE half (id bigserial) PARTITION BY RANGE (id);
