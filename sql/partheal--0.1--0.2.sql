@@ -82,3 +82,13 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   'after registration (default_partition)';
 DROP FUNCTION @extschema@.partheal_stats();
 
+
+-- The launcher's view of every database it follows: whether a partheal
+-- worker runs there (running, starting, paused for database DDL, no slot,
+-- no extension, stopped), its pid, and the shared state the database holds.
+CREATE FUNCTION @extschema@.partheal_workers(
+    OUT datid oid, OUT state text, OUT pid integer, OUT tables integer, OUT queued_attempts integer)
+  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_workers';
+COMMENT ON FUNCTION @extschema@.partheal_workers() IS
+  'the partheal launcher''s databases: the worker''s state and pid, managed tables in shared '
+  'memory, queued create-ahead attempts';

@@ -13,7 +13,8 @@
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
 #include "settings.hpp"
-#include "worker/drop_database.hpp"
+#include "worker/database_ddl.hpp"
+#include "worker/databases.hpp"
 #include "worker/launcher.hpp"
 #include "worker/requests.hpp"
 
@@ -147,16 +148,19 @@ void _PG_init(void) {
   shmem_request_hook = on_shmem_request;
   previous_shmem_startup = shmem_startup_hook;
   shmem_startup_hook = on_shmem_startup;
-  partheal::worker::install_drop_database_hook();
+  partheal::worker::install_database_ddl_hook();
   partheal::worker::register_launcher();
 }
 
 }  // extern "C"
 
-// Fails at CREATE EXTENSION when the library was not preloaded.
+// Fails at CREATE EXTENSION when the library was not preloaded. Otherwise
+// the database wants a worker from now on: a restore creates the extension
+// and its registrations without ever calling partheal_manage.
 PARTHEAL_SQL_FUNCTION(partheal_require_preload) {
   partheal::settings::require_preloaded();
   (void)fcinfo;
+  partheal::worker::extension_created();
   PG_RETURN_VOID();
 }
 

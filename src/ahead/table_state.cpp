@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "ahead/table_state.hpp"
 #include "pg/boundary.hpp"
 #include "settings.hpp"
@@ -92,6 +93,40 @@ void forget_all_but(const std::vector<Oid>& registered) {
     }
     LWLockRelease(tables_lock);
   });
+}
+
+int forget_database(Oid dboid, bool count_only) {
+  return pg::guard([&] {
+    LWLockAcquire(tables_lock, count_only ? LW_SHARED : LW_EXCLUSIVE);
+    HASH_SEQ_STATUS scan;
+    hash_seq_init(&scan, tables);
+    int n = 0;
+    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
+         s = static_cast<TableState*>(hash_seq_search(&scan))) {
+      if (s->key.dboid != dboid) continue;
+      ++n;
+      if (!count_only) (void)hash_search(tables, &s->key, HASH_REMOVE, nullptr);
+    }
+    LWLockRelease(tables_lock);
+    return n;
+  });
+}
+
+std::vector<Oid> databases_with_state() {
+  std::vector<Oid> out;
+  out.reserve(static_cast<size_t>(settings::max_tables) + 1);
+  pg::guard([&] {
+    LWLockAcquire(tables_lock, LW_SHARED);
+    HASH_SEQ_STATUS scan;
+    hash_seq_init(&scan, tables);
+    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
+         s = static_cast<TableState*>(hash_seq_search(&scan)))
+      if (out.size() < out.capacity() &&
+          std::find(out.begin(), out.end(), s->key.dboid) == out.end())
+        out.push_back(s->key.dboid);
+    LWLockRelease(tables_lock);
+  });
+  return out;
 }
 
 void forget(Oid relid) {

@@ -57,6 +57,11 @@ bool track(Oid relid, int64 partition_size, int mark_percent, int64 key_max);
 void forget(Oid relid);
 // Forgets this database's states whose table is not in `registered`.
 void forget_all_but(const std::vector<Oid>& registered);
+// Forgets every state of a database (dropped, or its extension dropped),
+// from any process; counts them without forgetting with `count_only`.
+int forget_database(Oid dboid, bool count_only = false);
+// The databases that have any state now.
+std::vector<Oid> databases_with_state();
 
 int64 watermark(TableState* state);
 // Lowers the watermark to `ceiling` if it is above.

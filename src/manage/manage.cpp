@@ -14,7 +14,7 @@
 #include "pg/spi.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
-#include "worker/shared.hpp"
+#include "worker/databases.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -278,7 +278,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   // The worker creates ahead for writers that never call partheal_append,
   // so it runs from registration on. Registration itself does not need it.
   try {
-    worker::wake_or_start_worker(MyDatabaseId, false);
+    worker::want_worker(MyDatabaseId, false);
   } catch (const PgError& e) {
     const char* text = e.what();
     pg::guard([&] {

@@ -20,6 +20,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -203,6 +204,16 @@ std::optional<Config> configured(Oid relid) {
   std::vector<std::pair<Oid, Config>> rows = read_config(relid);
   if (rows.empty()) return std::nullopt;
   return rows.front().second;
+}
+
+std::optional<std::vector<Oid>> registered_tables_nowait() {
+  Oid schema = extension_row().schema;
+  bool locked = guard([&] {
+    Oid relid = get_relname_relid("partheal_config", schema);
+    return relid != InvalidOid && ConditionalLockRelationOid(relid, AccessShareLock);
+  });
+  if (!locked) return std::nullopt;
+  return registered_tables();
 }
 
 std::vector<Oid> registered_tables() {

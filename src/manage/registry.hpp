@@ -56,6 +56,9 @@ std::optional<Config> configured(Oid relid);
 
 // Every table registered in this database, as committed now.
 std::vector<Oid> registered_tables();
+// The same, or nullopt when the config table is locked (LOCK, ALTER
+// EXTENSION UPDATE under way): the worker never waits for it.
+std::optional<std::vector<Oid>> registered_tables_nowait();
 
 // The schema partheal's objects live in, quoted for SQL, and its OID.
 std::string extension_schema_sql();

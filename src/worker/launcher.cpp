@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "pg/boundary.hpp"
+#include "worker/databases.hpp"
 #include "worker/launcher.hpp"
 #include "worker/shared.hpp"
 
@@ -18,6 +20,7 @@ extern "C" {
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/snapmgr.h"
 }
 
@@ -25,48 +28,86 @@ namespace partheal::worker {
 
 namespace {
 
-// Databases a worker could connect to. Connected to no database itself, the
+// Every database, sorted by OID, and whether a worker may run in it (not a
+// template, connections allowed). Connected to no database itself, the
 // launcher can still read the shared catalog pg_database.
-std::vector<Oid> connectable_databases() {
-  std::vector<Oid> out;
-  out.reserve(1024);
-  pg::guard([&] {
+std::vector<DatabaseSeen> databases_now() {
+  DatabaseSeen* found = nullptr;
+  int count = pg::guard([&] {
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
     PushActiveSnapshot(GetTransactionSnapshot());
     Relation rel = table_open(DatabaseRelationId, AccessShareLock);
     TableScanDesc scan = table_beginscan_catalog(rel, 0, nullptr);
+    int n = 0, room = 64;
+    // In the transaction's memory, freed by its commit; nothing here throws.
+    found = static_cast<DatabaseSeen*>(palloc(sizeof(DatabaseSeen) * room));
     for (HeapTuple tuple = heap_getnext(scan, ForwardScanDirection); tuple != nullptr;
          tuple = heap_getnext(scan, ForwardScanDirection)) {
       auto* db = reinterpret_cast<Form_pg_database>(GETSTRUCT(tuple));
-      if (db->datallowconn && !db->datistemplate && out.size() < out.capacity())
-        out.push_back(db->oid);
+      if (n == room)
+        found = static_cast<DatabaseSeen*>(repalloc(found, sizeof(DatabaseSeen) * (room *= 2)));
+      found[n++] = DatabaseSeen{db->oid, !db->datistemplate && db->datallowconn &&
+                                             db->datconnlimit != DATCONNLIMIT_INVALID_DB};
     }
     table_endscan(scan);
     table_close(rel, AccessShareLock);
     PopActiveSnapshot();
-    CommitTransactionCommand();
+    return n;
   });
+  std::vector<DatabaseSeen> out(found, found + count);
+  pg::guard([] { CommitTransactionCommand(); });
+  std::sort(out.begin(), out.end(),
+            [](const DatabaseSeen& a, const DatabaseSeen& b) { return a.dboid < b.dboid; });
   return out;
 }
 
+void set_launcher(PGPROC* proc) {
+  Shared& s = shared();
+  LWLockAcquire(s.lock, LW_EXCLUSIVE);
+  if (proc != nullptr || s.launcher == MyProc) s.launcher = proc;
+  LWLockRelease(s.lock);
+}
+
+void on_launcher_exit(int, Datum) {
+  set_launcher(nullptr);
+}
+
+// Lives as long as the server: each round (every second, or at once when a
+// worker stops, a backend wants a worker, or database DDL is done) it
+// matches the workers to the databases.
 void launcher_body(Datum) {
   pg::guard([] {
     pqsignal(SIGTERM, die);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
     BackgroundWorkerUnblockSignals();
     BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+    before_shmem_exit(on_launcher_exit, Datum(0));
+    set_launcher(MyProc);
   });
-  // One at a time, each waited for: a worker whose database lacks the
-  // extension exits at once and gives its slot back.
-  for (Oid dboid : connectable_databases()) {
+  for (;;) {
+    long sleep_ms = 1000;
     try {
-      wake_or_start_worker(dboid, true);
+      sleep_ms = launcher_round(databases_now());
     } catch (const PgError& e) {
+      pg::guard([] {
+        if (IsTransactionState()) AbortCurrentTransaction();
+        LWLockReleaseAll();
+      });
       const char* text = e.what();
       pg::guard([&] { ereport(LOG, (errmsg("partheal launcher: %s", text))); });
     }
+    pg::guard([&] {
+      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
+                      PG_WAIT_EXTENSION);
+      ResetLatch(MyLatch);
+      CHECK_FOR_INTERRUPTS();
+      if (ConfigReloadPending) {
+        ConfigReloadPending = false;
+        ProcessConfigFile(PGC_SIGHUP);
+      }
+    });
   }
-  pg::guard([] { proc_exit(0); });
 }
 
 }  // namespace
@@ -76,7 +117,7 @@ void register_launcher() {
   std::memset(&bgw, 0, sizeof(bgw));
   bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
   bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-  bgw.bgw_restart_time = BGW_NEVER_RESTART;  // its work is done once per start
+  bgw.bgw_restart_time = 1;  // it owns the workers: back within a second
   strlcpy(bgw.bgw_library_name, "partheal", BGW_MAXLEN);
   strlcpy(bgw.bgw_function_name, "partheal_launcher_main", BGW_MAXLEN);
   strlcpy(bgw.bgw_type, "partheal launcher", BGW_MAXLEN);

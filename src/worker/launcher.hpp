@@ -1,5 +1,7 @@
-// The launcher: at server start, one worker per database that may have
-// managed tables, so the sequence poll runs before anyone calls partheal.
+// The launcher: one per server, for the server's life. It starts, watches and
+// stops the per-database workers (worker/databases.hpp), so the sequence
+// poll runs before anyone calls partheal, and a worker that exits, for any
+// reason, runs again where it should.
 #pragma once
 
 namespace partheal::worker {

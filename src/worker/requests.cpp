@@ -7,6 +7,7 @@
 #include "pg/relation.hpp"
 #include "settings.hpp"
 #include "worker/requests.hpp"
+#include "worker/databases.hpp"
 #include "worker/shared.hpp"
 
 extern "C" {
@@ -26,13 +27,8 @@ namespace {
 
 Shared* state = nullptr;
 
-constexpr int kRestartSeconds = 5;
-// A worker registered this long ago that never came up is taken for dead.
-constexpr long kStartupGraceMs = 10000;
-
 Size shared_size() {
-  Size size = add_size(sizeof(Shared), mul_size(sizeof(Request), MaxBackends));
-  return add_size(size, mul_size(sizeof(WorkerSlot), max_worker_processes));
+  return add_size(sizeof(Shared), mul_size(sizeof(Request), MaxBackends));
 }
 
 // As PostgreSQL's own errors name a table: unqualified.
@@ -41,93 +37,9 @@ std::string table_name(Oid relid) {
   return name != nullptr ? name : fmt::format("relation {}", relid);
 }
 
-void forget_starting_worker(Oid dboid) {
-  Shared& s = shared();
-  pg::guard([&] {
-    LWLockAcquire(s.lock, LW_EXCLUSIVE);
-    WorkerSlot* w = find_worker(dboid);
-    if (w != nullptr && w->starting && w->proc == nullptr) w->dboid = InvalidOid;
-    LWLockRelease(s.lock);
-  });
-}
-
-void start_worker(Oid dboid, bool wait_for_start) {
-  BackgroundWorker bgw;
-  std::memset(&bgw, 0, sizeof(bgw));
-  bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-  bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-  // A worker that dies is started again by the postmaster (its sequence
-  // poll must go on); one that exits cleanly has nothing left to do.
-  bgw.bgw_restart_time = kRestartSeconds;
-  strlcpy(bgw.bgw_library_name, "partheal", BGW_MAXLEN);
-  strlcpy(bgw.bgw_function_name, "partheal_worker_main", BGW_MAXLEN);
-  strlcpy(bgw.bgw_type, "partheal worker", BGW_MAXLEN);
-  std::string name = fmt::format("partheal worker for database {}", dboid);
-  strlcpy(bgw.bgw_name, name.c_str(), BGW_MAXLEN);
-  bgw.bgw_main_arg = ObjectIdGetDatum(dboid);
-  bgw.bgw_notify_pid = MyProcPid;
-
-  BackgroundWorkerHandle* handle = nullptr;
-  pid_t pid = 0;
-  BgwHandleStatus status = BGWH_STOPPED;
-  bool registered = pg::guard([&] { return RegisterDynamicBackgroundWorker(&bgw, &handle); });
-  if (registered && !wait_for_start) return;
-  if (registered) status = pg::guard([&] { return WaitForBackgroundWorkerStartup(handle, &pid); });
-  if (status == BGWH_STARTED) return;
-  forget_starting_worker(dboid);
-  pg::fail(errors::kWorkerUnavailable, "could not start a partheal worker",
-           registered ? "The postmaster did not start the worker."
-                      : fmt::format("All max_worker_processes ({}) background worker slots are "
-                                    "in use.",
-                                    max_worker_processes),
-           "Raise max_worker_processes and restart the server.");
-}
-
 }  // namespace
 
-void wake_or_start_worker(Oid dboid, bool wait_for_start) {
-  Shared& s = shared();
-  enum { kWoken, kStart, kFull } outcome = kWoken;
-  TimestampTz now = GetCurrentTimestamp();
-  pg::guard([&] {
-    LWLockAcquire(s.lock, LW_EXCLUSIVE);
-    WorkerSlot* w = find_worker(dboid);
-    if (w != nullptr && w->proc == nullptr &&
-        TimestampDifferenceExceeds(w->since, now, kStartupGraceMs)) {
-      w->dboid = InvalidOid;
-      w = nullptr;
-    }
-    if (w != nullptr) {
-      if (w->proc != nullptr) SetLatch(&w->proc->procLatch);
-    } else {
-      outcome = kFull;
-      for (int i = 0; i < s.nworkers; ++i) {
-        if (s.workers[i].dboid != InvalidOid) continue;
-        s.workers[i] = WorkerSlot{dboid, true, now, nullptr};
-        outcome = kStart;
-        break;
-      }
-    }
-    LWLockRelease(s.lock);
-  });
-  if (outcome == kFull)
-    pg::fail(errors::kWorkerUnavailable, "could not start a partheal worker",
-             fmt::format("Each of the {} worker slots serves another database.", s.nworkers),
-             "Raise max_worker_processes and restart the server.");
-  if (outcome == kStart) start_worker(dboid, wait_for_start);
-}
-
 namespace {
-
-bool worker_present(Oid dboid) {
-  Shared& s = shared();
-  return pg::guard([&] {
-    LWLockAcquire(s.lock, LW_SHARED);
-    bool present = find_worker(dboid) != nullptr;
-    LWLockRelease(s.lock);
-    return present;
-  });
-}
 
 // Gives up on a request: a late answer to it is then dropped.
 void abandon(Request& r, uint64 generation) noexcept {
@@ -155,12 +67,6 @@ Shared& shared() {
   return *state;
 }
 
-WorkerSlot* find_worker(Oid dboid) {
-  for (int i = 0; i < state->nworkers; ++i)
-    if (state->workers[i].dboid == dboid) return &state->workers[i];
-  return nullptr;
-}
-
 Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   settings::require_preloaded();
   Shared& s = shared();
@@ -180,7 +86,7 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   Answer answer;
   bool answered = false;
   try {
-    wake_or_start_worker(MyDatabaseId, true);
+    want_worker(MyDatabaseId, true);
     pg::guard([&] { ConditionVariablePrepareToSleep(&r.answered); });
     for (;;) {
       SpinLockAcquire(&r.mutex);
@@ -193,8 +99,9 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
       if (answered) break;
       long remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
       if (remaining <= 0) break;
-      // A worker that died leaves its pending requests behind: start another.
-      if (!worker_present(MyDatabaseId)) wake_or_start_worker(MyDatabaseId, true);
+      // A worker that died leaves its pending requests behind: the
+      // launcher starts another; PH003 at once if it cannot.
+      want_worker(MyDatabaseId, true);
       pg::guard([&] {
         (void)ConditionVariableTimedSleep(&r.answered, Min(remaining, 1000L), PG_WAIT_EXTENSION);
       });
@@ -242,7 +149,7 @@ bool request_create_ahead(Oid relid, int64 partition, int64 partition_size) {
   // The append that crossed the mark must not wait for, or fail with, the
   // worker: a worker that cannot start now is started by the next heal.
   try {
-    wake_or_start_worker(MyDatabaseId, false);
+    want_worker(MyDatabaseId, false);
   } catch (const PgError& e) {
     std::string line = fmt::format("{} create-ahead could not start the worker: {}",
                                    errors::kLogAheadDropped, e.what());
@@ -266,11 +173,8 @@ void init_shared_memory() {
     std::memset(static_cast<void*>(state), 0, size);
     state->lock = &(GetNamedLWLockTranche("partheal"))->lock;
     state->nrequests = MaxBackends;
-    state->nworkers = max_worker_processes;
     state->requests = reinterpret_cast<Request*>(state + 1);
-    state->workers = reinterpret_cast<WorkerSlot*>(state->requests + MaxBackends);
     SpinLockInit(&state->ahead_mutex);
-    SpinLockInit(&state->dropping_mutex);
     for (int i = 0; i < state->nrequests; ++i) {
       SpinLockInit(&state->requests[i].mutex);
       ConditionVariableInit(&state->requests[i].answered);

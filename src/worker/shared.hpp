@@ -1,6 +1,7 @@
-// The shared memory between backends and the per-database workers: one heal
-// request slot per backend (a backend waits for one partition at a time), a
-// queue of create-ahead attempts, and one worker slot per database.
+// The shared memory between backends, the launcher and the per-database
+// workers: one heal request slot per backend (a backend waits for one
+// partition at a time), a queue of create-ahead attempts, and the databases
+// the launcher follows, each with its worker's handle.
 #pragma once
 
 #include "pg/postgres.hpp"
@@ -41,11 +42,36 @@ struct Request {
   ConditionVariable answered;
 };
 
-struct WorkerSlot {
-  Oid dboid;          // InvalidOid: free
-  bool starting;      // registered with the postmaster, not yet running
-  TimestampTz since;  // when it was registered
-  PGPROC* proc;       // set by the worker once it runs; its latch wakes it
+// PostgreSQL 15's BackgroundWorkerHandle, which bgworker.h declares but does
+// not define (bgworker.c: { int slot; uint64 generation; }). Kept by value in
+// shared memory, so that the launcher and a backend running database DDL act
+// on the same worker through TerminateBackgroundWorker and
+// GetBackgroundWorkerPid, never through a bare pid.
+struct WorkerHandle {
+  int slot;
+  uint64 generation;
+};
+
+constexpr int kMaxPausers = 8;
+
+// One database the launcher knows, with or without a worker now.
+struct DatabaseEntry {
+  Oid dboid;               // InvalidOid: a free entry
+  bool wanted;             // a backend asked for a worker (a heal, a registration)
+  bool no_extension;       // its worker found no partheal: not started again until wanted
+  bool no_slot;            // the last start found every background worker slot taken
+  TimestampTz no_slot_at;  // when
+  bool unrunnable;         // a template, or closed to connections: no worker, PH003 at once
+  bool has_handle;         // a worker was registered and may be running
+  WorkerHandle handle;     // valid with has_handle
+  PGPROC* proc;            // set by the running worker: its latch
+  // Backends running database DDL on it: no worker until all are done.
+  pid_t paused_by[kMaxPausers];
+  bool stopped_on_purpose;  // by a pause or the launcher: no failure to back off from
+  int quick_exits;          // workers in a row that failed soon after starting
+  TimestampTz started_at;
+  TimestampTz not_before;  // the next start waits until then
+  TimestampTz probed_at;   // when a worker last looked for partheal here
 };
 
 // A create-ahead attempt waiting for the worker, with its retry state.
@@ -60,28 +86,20 @@ struct AheadSlot {
 };
 
 constexpr int kAheadSlots = 256;
-constexpr int kDroppingSlots = 8;
+// Databases the launcher can follow at once; one without partheal takes an
+// entry only until a database that needs one comes along.
+constexpr int kDatabaseEntries = 1024;
 
 struct Shared {
-  LWLock* lock;  // guards the worker slots
+  LWLock* lock;      // guards the database entries and `launcher`
+  PGPROC* launcher;  // the running launcher: its latch; nullptr while there is none
   int nrequests;
-  int nworkers;
-  WorkerSlot* workers;
   Request* requests;
+  DatabaseEntry databases[kDatabaseEntries];
   slock_t ahead_mutex;
   AheadSlot ahead[kAheadSlots];
-  // Databases being dropped: a worker started for one exits at once.
-  slock_t dropping_mutex;
-  Oid dropping[kDroppingSlots];
 };
 
 Shared& shared();
-
-// The slot of the worker for dboid, or nullptr; call with shared().lock held.
-WorkerSlot* find_worker(Oid dboid);
-
-// Wakes the worker of dboid, starting one if there is none; waits for the
-// postmaster to start it only when asked to. Throws PH003.
-void wake_or_start_worker(Oid dboid, bool wait_for_start);
 
 }  // namespace partheal::worker

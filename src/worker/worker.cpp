@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -22,12 +23,14 @@
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/subxact.hpp"
+#include "worker/databases.hpp"
 #include "worker/shared.hpp"
 
 extern "C" {
 #include "partitioning/partdesc.h"
 #include "access/relation.h"
 #include "access/xact.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "commands/sequence.h"
 #include "storage/lmgr.h"
@@ -53,10 +56,11 @@ namespace {
 constexpr int kAheadAttempts = 4;
 constexpr long kFirstBackoffMs = 100;
 
-// The extension is gone from this database (DROP EXTENSION): nothing is left
-// to do, and an exit code of 0 keeps the postmaster from restarting us.
-[[noreturn]] void exit_quietly(const char* why) {
-  ereport(LOG, (errmsg_internal("partheal worker exits: %s", why)));
+// Says why and exits; the launcher decides whether another worker starts.
+// A worker that only looked for partheal where there is none says so at
+// DEBUG1: the launcher looks in every database.
+[[noreturn]] void exit_quietly(const char* why, int level = LOG) {
+  ereport(level, (errmsg_internal("partheal worker exits: %s", why)));
   proc_exit(0);
 }
 
@@ -312,47 +316,86 @@ void log_poll_error(Oid relid, const PgError& e) {
   pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
 }
 
-std::vector<Watched> poll_sequences() {
-  std::vector<Watched> watched;
-  pg::guard([] {
+bool extension_installed() {
+  return pg::guard([] {
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
-    PushActiveSnapshot(GetTransactionSnapshot());
+    bool found = get_extension_oid("partheal", true) != InvalidOid;
+    CommitTransactionCommand();
+    return found;
   });
+}
+
+// The extension is not (or no longer, after DROP EXTENSION) in this
+// database: its shared state goes, and no worker runs here until a backend
+// wants one again, or the launcher looks again.
+[[noreturn]] void exit_without_extension(Oid dboid, int level) {
+  worker_exits(dboid, true);
+  pg::guard(
+      [&] { exit_quietly("extension \"partheal\" is not installed in this database", level); });
+  pg_unreachable();
+}
+
+// Runs f in a transaction of its own; a PgError is returned, not thrown.
+template <typename F>
+std::optional<PgError> in_transaction(F&& f) {
   try {
-    std::vector<Oid> relids = manage::registered_tables();
-    // A state whose table is no longer registered goes: one can be left by
-    // this very poll, re-created from a snapshot that still saw the row
-    // partheal_unmanage was deleting. Space is shared across databases.
-    ahead::forget_all_but(relids);
-    std::unordered_map<Oid, TableWatch> kept;
-    for (Oid relid : relids) {
-      auto it = watches().find(relid);
-      if (it != watches().end()) kept.emplace(relid, std::move(it->second));
-    }
-    watches() = std::move(kept);
-    for (Oid relid : relids) {
-      // Each table in a subtransaction of its own: one table that no longer
-      // fits throws here without stopping the others.
-      try {
-        pg::in_subtransaction([&] { poll_one(relid, watched); });
-        watches()[relid].last_error.clear();
-      } catch (const PgError& e) {
-        log_poll_error(relid, e);
-      }
-    }
+    pg::guard([] {
+      SetCurrentStatementStartTimestamp();
+      StartTransactionCommand();
+      PushActiveSnapshot(GetTransactionSnapshot());
+    });
+    f();
     pg::guard([] {
       PopActiveSnapshot();
       CommitTransactionCommand();
     });
+    return std::nullopt;
   } catch (const PgError& e) {
     pg::guard([] { AbortCurrentTransaction(); });
-    if (e.sqlerrcode() == ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE)
-      exit_quietly("extension \"partheal\" is not installed in this database");
-    std::string line = fmt::format("partheal worker: sequence poll failed: {}", e.what());
+    return e;
+  }
+}
+
+// Reads every registered table's sequence, each table in a transaction of
+// its own, with the appenders' heal requests served before each: one table
+// whose poll fails (or waits out lock_timeout) is logged once and neither
+// stops nor delays the others.
+std::vector<Watched> poll_sequences(Oid dboid) {
+  std::vector<Watched> watched;
+  std::vector<Oid> relids;
+  bool config_locked = false;
+  std::optional<PgError> failed = in_transaction([&] {
+    std::optional<std::vector<Oid>> now = manage::registered_tables_nowait();
+    config_locked = !now;
+    if (now) relids = std::move(*now);
+    // A state whose table is no longer registered goes: one can be left by
+    // a poll re-creating it from a snapshot that still saw the row
+    // partheal_unmanage was deleting. Space is shared across databases.
+    if (!config_locked) ahead::forget_all_but(relids);
+  });
+  if (failed) {
+    if (!extension_installed()) exit_without_extension(dboid, LOG);
+    std::string line =
+        fmt::format("partheal worker: reading the registrations failed: {}", failed->what());
     const char* text = line.c_str();
     pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
-    watched.clear();
+    return watched;
+  }
+  if (config_locked) return watched;  // next round
+  std::unordered_map<Oid, TableWatch> kept;
+  for (Oid relid : relids) {
+    auto it = watches().find(relid);
+    if (it != watches().end()) kept.emplace(relid, std::move(it->second));
+  }
+  watches() = std::move(kept);
+  for (Oid relid : relids) {
+    serve_pending(dboid);
+    std::optional<PgError> error = in_transaction([&] { poll_one(relid, watched); });
+    if (error)
+      log_poll_error(relid, *error);
+    else
+      watches()[relid].last_error.clear();
   }
   return watched;
 }
@@ -441,24 +484,12 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
   return made_any;
 }
 
-bool being_dropped(Oid dboid) {
-  Shared& s = shared();
-  bool dropping = false;
-  SpinLockAcquire(&s.dropping_mutex);
-  for (Oid d : s.dropping) dropping = dropping || d == dboid;
-  SpinLockRelease(&s.dropping_mutex);
-  return dropping;
-}
-
-// Runs at every exit, FATAL included: frees the slot and hands back any
-// request this worker had taken, so a waiting backend starts a new worker.
+// Runs at every exit, FATAL included: gives the database's entry back and
+// hands back any request this worker had taken, so the next worker serves it.
 void on_worker_exit(int, Datum arg) {
   Oid dboid = DatumGetObjectId(arg);
+  worker_exits(dboid, false);
   Shared& s = shared();
-  LWLockAcquire(s.lock, LW_EXCLUSIVE);
-  WorkerSlot* w = find_worker(dboid);
-  if (w != nullptr && (w->proc == MyProc || w->proc == nullptr)) w->dboid = InvalidOid;
-  LWLockRelease(s.lock);
   for (int i = 0; i < s.nrequests; ++i) {
     Request& r = s.requests[i];
     SpinLockAcquire(&r.mutex);
@@ -469,21 +500,43 @@ void on_worker_exit(int, Datum arg) {
   }
 }
 
-// Takes this database's slot: the one a backend registered us in, or, after
-// the postmaster restarted us, a free one. False if another worker has it.
-bool announce(Oid dboid) {
-  Shared& s = shared();
-  return pg::guard([&] {
-    LWLockAcquire(s.lock, LW_EXCLUSIVE);
-    WorkerSlot* w = find_worker(dboid);
-    bool ours = w == nullptr || w->proc == nullptr;
-    if (w == nullptr)
-      for (int i = 0; i < s.nworkers && w == nullptr; ++i)
-        if (s.workers[i].dboid == InvalidOid) w = &s.workers[i];
-    if (ours && w != nullptr) *w = WorkerSlot{dboid, false, GetCurrentTimestamp(), MyProc};
-    LWLockRelease(s.lock);
-    return ours && w != nullptr;
-  });
+// Every lock the worker waits for is bounded: the sequence poll, the config
+// table, an ALTER EXTENSION under way. partheal.ddl_lock_timeout, as for DDL.
+void bound_lock_waits() {
+  std::string value = std::to_string(settings::ddl_lock_timeout_ms);
+  const char* text = value.c_str();
+  pg::guard([&] { SetConfigOption("lock_timeout", text, PGC_SUSET, PGC_S_OVERRIDE); });
+}
+
+// Names the worker in the CONTEXT of everything it logs.
+char worker_database[NAMEDATALEN];
+void worker_context(void*) {
+  errcontext("partheal worker for database \"%s\"", worker_database);
+}
+ErrorContextCallback worker_context_entry{nullptr, worker_context, nullptr};
+
+// A backend that wants a worker may have just created the extension in a
+// transaction this worker cannot see yet: it looks again for a while.
+bool wait_for_extension(bool wanted) {
+  constexpr int kLooks = 20;
+  for (int look = 0;; ++look) {
+    try {
+      if (extension_installed()) return true;
+      if (!wanted || look == kLooks) return false;
+      pg::guard([] {
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 500L,
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+      });
+    } catch (const PgError&) {
+      // A cancel: the look goes on.
+      pg::guard([] {
+        if (IsTransactionState()) AbortCurrentTransaction();
+        QueryCancelPending = false;
+      });
+    }
+  }
 }
 
 void worker_body(Datum arg) {
@@ -491,54 +544,76 @@ void worker_body(Datum arg) {
   pg::guard([&] {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     pqsignal(SIGTERM, die);
+    // A cancel (pg_cancel_backend) ends what the worker is doing, not the worker.
+    pqsignal(SIGINT, StatementCancelHandler);
     BackgroundWorkerUnblockSignals();
   });
-  if (being_dropped(dboid)) pg::guard([] { exit_quietly("its database is being dropped"); });
+  // Never connect into a database paused for DDL: the connection alone
+  // would make the DDL fail.
+  if (!worker_may_start(dboid)) pg::guard([] { exit_quietly("its database is paused for DDL"); });
   pg::guard([&] {
     BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
     pgstat_report_appname("partheal worker");
   });
-  if (!announce(dboid)) pg::guard([] { exit_quietly("another worker serves this database"); });
-  // The launcher starts one in every database; most have no partheal.
-  bool installed = pg::guard([] {
-    SetCurrentStatementStartTimestamp();
-    StartTransactionCommand();
-    bool found = get_extension_oid("partheal", true) != InvalidOid;
-    CommitTransactionCommand();
-    return found;
-  });
-  if (!installed) {
-    on_worker_exit(0, arg);
-    pg::guard([] { exit_quietly("extension \"partheal\" is not installed in this database"); });
-  }
+  bool wanted = false;
+  if (!announce_worker(dboid, &wanted))
+    pg::guard([] { exit_quietly("its database is paused for DDL, or has a worker already"); });
   pg::guard([&] { before_shmem_exit(on_worker_exit, arg); });
+  pg::guard([&] {
+    StartTransactionCommand();
+    const char* name = get_database_name(dboid);
+    strlcpy(worker_database, name != nullptr ? name : "?", sizeof(worker_database));
+    CommitTransactionCommand();
+  });
+  // Outside the guard: PG_TRY puts error_context_stack back as it found it.
+  worker_context_entry.previous = error_context_stack;
+  error_context_stack = &worker_context_entry;
+  // The launcher starts one in every database; most have no partheal.
+  if (!wait_for_extension(wanted)) exit_without_extension(dboid, DEBUG1);
+  bound_lock_waits();
 
   TimestampTz next_poll = 0;
   for (;;) {
-    serve_pending(dboid);
-    if (GetCurrentTimestamp() >= next_poll) {
-      bool behind = catch_up(dboid, poll_sequences());
-      next_poll = TimestampTzPlusMilliseconds(
-          GetCurrentTimestamp(),
-          behind ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
-    }
-    bool served = false;
-    long wait_ms = serve_ahead(dboid, &served);
-    // A mark was reached: traffic is flowing, and the poll that measures its
-    // rate (and so the headroom) should not wait a whole naptime.
-    if (served)
-      next_poll = Min(next_poll, TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kBehindPollMs));
-    wait_ms = Min(wait_ms, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_poll));
-    pg::guard([&] {
-      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Max(wait_ms, 1L),
-                      PG_WAIT_EXTENSION);
-      ResetLatch(MyLatch);
-      CHECK_FOR_INTERRUPTS();
-      if (ConfigReloadPending) {
-        ConfigReloadPending = false;
-        ProcessConfigFile(PGC_SIGHUP);
+    try {
+      serve_pending(dboid);
+      if (GetCurrentTimestamp() >= next_poll) {
+        bool behind = catch_up(dboid, poll_sequences(dboid));
+        next_poll = TimestampTzPlusMilliseconds(
+            GetCurrentTimestamp(),
+            behind ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
       }
-    });
+      bool served = false;
+      long wait_ms = serve_ahead(dboid, &served);
+      // A mark was reached: traffic is flowing, and the poll that measures
+      // its rate (and so the headroom) should not wait a whole naptime.
+      if (served)
+        next_poll =
+            Min(next_poll, TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kBehindPollMs));
+      wait_ms = Min(wait_ms, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_poll));
+      pg::guard([&] {
+        pgstat_report_stat(false);
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Max(wait_ms, 1L),
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+          ConfigReloadPending = false;
+          ProcessConfigFile(PGC_SIGHUP);
+        }
+      });
+      bound_lock_waits();
+    } catch (const std::exception& e) {
+      // A cancel, or anything else not caught deeper: logged, and the
+      // worker goes on with a clean slate.
+      pg::guard([] {
+        if (IsTransactionState()) AbortCurrentTransaction();
+        QueryCancelPending = false;
+      });
+      auto* pg_error = dynamic_cast<const PgError*>(&e);
+      int code = pg_error != nullptr ? pg_error->sqlerrcode() : ERRCODE_INTERNAL_ERROR;
+      const char* text = e.what();
+      pg::guard([&] { ereport(LOG, (errcode(code), errmsg("partheal worker: %s", text))); });
+    }
   }
 }
 

@@ -33,9 +33,9 @@ is($node->safe_psql('postgres', 'SELECT parent::text, partition_size FROM parthe
 # The worker is started on demand after the restart.
 $node->safe_psql('postgres', q{SELECT partheal_append('log', '{"id": 250, "body": "after"}')});
 is($node->safe_psql('postgres', 'SELECT count(*) FROM log'), '2', 'the heal works after a restart');
-like($node->safe_psql('postgres',
-    "SELECT backend_type FROM pg_stat_activity WHERE backend_type LIKE 'partheal%'"),
-  qr/^partheal worker$/, 'the worker shows in pg_stat_activity');
+is($node->safe_psql('postgres',
+    "SELECT string_agg(backend_type, ',' ORDER BY backend_type) FROM pg_stat_activity WHERE backend_type LIKE 'partheal%'"),
+  'partheal launcher,partheal worker', 'the launcher and the worker show in pg_stat_activity');
 
 # pg_dump keeps the registration with the data.
 my $file = "${PostgreSQL::Test::Utils::tmp_check}/dump.sql";

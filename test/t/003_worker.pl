@@ -27,13 +27,14 @@ my $worker_pid = sub {
 my $first = $worker_pid->();
 ok($first, 'a heal started the worker');
 
-# Terminated: the next heal starts a new one.
+# Terminated: the launcher starts a new one at once, and it heals.
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($first)");
-$node->poll_query_until('postgres',
-  q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker'}) or die;
+$node->poll_query_until('postgres', qq{
+  SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND pid <> $first})
+  or die;
 $node->safe_psql('postgres', q{SELECT partheal_append('q', '{"id": 15}')});
 my $second = $worker_pid->();
-ok($second && $second ne $first, 'a terminated worker is replaced on the next heal');
+ok($second && $second ne $first, 'a terminated worker is replaced, and the new one heals');
 
 # Too slow: the worker waits on a lock longer than the append will wait.
 $node->safe_psql('postgres', q{ALTER SYSTEM SET partheal.ddl_lock_timeout = '60s'; SELECT pg_reload_conf()});

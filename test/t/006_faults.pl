@@ -389,9 +389,9 @@ $node->stop;
 {
   my $label = '5 (worker slots exhausted)';
   my $small = PartHeal::new_node('slots');
-  # 3 slots: the logical replication launcher and one partheal worker in
-  # each of two databases.
-  $small->append_conf('postgresql.conf', "max_worker_processes = 3\n");
+  # 4 slots: the logical replication launcher, partheal's launcher, and one
+  # partheal worker in each of two databases.
+  $small->append_conf('postgresql.conf', "max_worker_processes = 4\n");
   $small->restart;
   for my $db ('s1', 's2') {
     $small->safe_psql('postgres', "CREATE DATABASE $db");
@@ -400,9 +400,9 @@ $node->stop;
     sql($small, $db, q{SELECT partheal_append('t', '{"v": 1}')});
   }
   ok($small->poll_query_until('postgres', q{
-      SELECT count(*) = 3 FROM pg_stat_activity
-       WHERE backend_type IN ('partheal worker', 'logical replication launcher')}),
-    "$label: the three slots are taken");
+      SELECT count(*) = 4 FROM pg_stat_activity
+       WHERE backend_type IN ('partheal worker', 'partheal launcher', 'logical replication launcher')}),
+    "$label: the four slots are taken");
   $small->safe_psql('postgres', 'CREATE DATABASE s3');
   $small->safe_psql('s3', q{
     CREATE EXTENSION partheal;

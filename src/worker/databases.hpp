@@ -1,0 +1,61 @@
+// The databases the launcher follows and their workers' lifecycle, as every
+// process sees it in shared memory. A worker runs for a database when the
+// database exists and allows connections, no database DDL has paused it,
+// and partheal is installed there (or a backend wants one). The launcher
+// starts workers, watches their handles and starts again any that exits,
+// whatever its exit code; database DDL pauses and resumes them.
+#pragma once
+
+#include <vector>
+
+#include "pg/postgres.hpp"
+#include "worker/shared.hpp"
+
+namespace partheal::worker {
+
+// A backend asks for its database's worker: wakes it when it runs, or has
+// the launcher start one. With `wait_for_verdict`, waits (2 s at most) for
+// the launcher to register one, and throws PH003 when it found no free
+// background worker slot for it.
+void want_worker(Oid dboid, bool wait_for_verdict);
+
+// Database DDL that needs the database to itself (DROP, RENAME, SET
+// TABLESPACE, or CREATE DATABASE using it as a template): stops its worker
+// through its handle and keeps it stopped until resume_worker, or until
+// this backend exits. Waits at most 10 s for the worker to go; a cancel
+// while waiting is the caller's to answer with resume_worker.
+void pause_worker(Oid dboid);
+void resume_worker(Oid dboid);
+
+// The worker, before it connects: false when it must not run (the database
+// is paused for DDL, or another worker has it), so it never holds up DDL.
+bool worker_may_start(Oid dboid);
+// The worker, connected: takes its database's entry, false as above.
+// `wanted`: a backend asked for it (it may have just created the extension).
+bool announce_worker(Oid dboid, bool* wanted);
+// The worker, at exit. `no_extension`: partheal is not installed (or was
+// just dropped): its shared state goes, and no worker starts again until a
+// backend wants one.
+void worker_exits(Oid dboid, bool no_extension);
+
+// The launcher's round, given the databases that exist now (sorted by
+// OID): frees what
+// belongs to databases that are gone, stops workers that must not run,
+// starts those that should. Returns how long the launcher may sleep.
+struct DatabaseSeen {
+  Oid dboid;
+  bool runnable;  // not a template, and allows connections
+};
+long launcher_round(const std::vector<DatabaseSeen>& databases);
+
+// For partheal_workers(): a copy of the entries in use.
+std::vector<DatabaseEntry> database_entries();
+
+// How many create-ahead attempts the database has queued.
+int queued_attempts(Oid dboid);
+
+// The backend of CREATE EXTENSION partheal: its database wants a worker
+// from now on (a restore may never call partheal_manage).
+void extension_created();
+
+}  // namespace partheal::worker

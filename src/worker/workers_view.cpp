@@ -1,0 +1,74 @@
+// partheal_workers(): the launcher's view of every database it follows, for
+// DBAs and for the lifecycle tests: whether a worker runs there and why not,
+// and what shared state the database holds.
+#include <vector>
+
+#include "ahead/table_state.hpp"
+#include "pg/boundary.hpp"
+#include "settings.hpp"
+#include "worker/databases.hpp"
+
+extern "C" {
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+}
+
+namespace partheal::worker {
+
+namespace {
+
+const char* state_of(const DatabaseEntry& e) {
+  for (pid_t pid : e.paused_by)
+    if (pid != 0) return "paused";
+  if (e.has_handle) return e.proc != nullptr ? "running" : "starting";
+  if (e.unrunnable) return "unrunnable";
+  if (e.no_slot) return "no slot";
+  if (e.no_extension) return "no extension";
+  return "stopped";
+}
+
+}  // namespace
+
+}  // namespace partheal::worker
+
+using namespace partheal;
+
+PARTHEAL_SQL_FUNCTION(partheal_workers) {
+  settings::require_preloaded();
+  std::vector<worker::DatabaseEntry> entries = worker::database_entries();
+  struct Row {
+    Oid dboid;
+    const char* state;
+    int pid;
+    int tables;
+    int queued;
+  };
+  std::vector<Row> rows;
+  for (const worker::DatabaseEntry& e : entries) {
+    int pid = 0;
+    if (e.proc != nullptr) pid = e.proc->pid;
+    rows.push_back(Row{e.dboid, worker::state_of(e), pid, ahead::forget_database(e.dboid, true),
+                       worker::queued_attempts(e.dboid)});
+  }
+  // Shared state of a database the launcher no longer follows: a leak.
+  for (Oid dboid : ahead::databases_with_state()) {
+    bool known = false;
+    for (const Row& row : rows) known = known || row.dboid == dboid;
+    if (!known)
+      rows.push_back(Row{dboid, "forgotten", 0, ahead::forget_database(dboid, true),
+                         worker::queued_attempts(dboid)});
+  }
+  auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  pg::guard([&] {
+    InitMaterializedSRF(fcinfo, 0);
+    for (const Row& row : rows) {
+      Datum values[5] = {ObjectIdGetDatum(row.dboid), CStringGetTextDatum(row.state),
+                         Int32GetDatum(row.pid), Int32GetDatum(row.tables),
+                         Int32GetDatum(row.queued)};
+      bool nulls[5] = {false, false, row.pid == 0, false, false};
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+  });
+  return Datum(0);
+}
