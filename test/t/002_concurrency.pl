@@ -53,10 +53,16 @@ my ($aout, $aerr) = ('', '');
 my $append = IPC::Run::start(['psql', '-X', '-A', '-t', '-c',
     q{SELECT partheal_append('lab', '{"id": 505}')}, '-d', $node->connstr('postgres')],
   '>', \$aout, '2>', \$aerr);
-# The worker is now waiting on the parent's lock.
+# The worker is now waiting on the parent's lock, holding partheal's own
+# advisory lock for (lab, partition 50): class 20552, as the README says.
 $node->poll_query_until('postgres', q{
   SELECT count(*) > 0 FROM pg_stat_activity
    WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}) or die;
+is($node->safe_psql('postgres', q{
+    SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE a.backend_type = 'partheal worker' AND l.locktype = 'advisory' AND l.granted
+       AND l.objsubid = 20552 AND l.classid = 'lab'::regclass::oid AND l.objid = 50}),
+  '1', "the worker holds partheal's advisory lock of its own class");
 $holder->query_safe('COMMIT');
 $holder->quit;
 $append->finish;
