@@ -5,6 +5,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::Bin;
 use PartHeal;
+use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
@@ -138,6 +139,41 @@ like($err, qr/could not start a partheal worker/, 'a heal in a template fails wi
 cmp_ok(time - $t0, '<', 3, 'at once');
 $node->safe_psql('postgres', 'ALTER DATABASE copy IS_TEMPLATE false');
 ok($worker_back->('copy'), 'IS_TEMPLATE false brings it back');
+
+# A statement that fails after the pause (a name already taken) leaves the
+# worker running again at once; a backend killed in the middle of its DDL
+# hands the database back to the launcher.
+$pid = $worker_of->('renamed');
+($ret, $out, $err) = $node->psql('postgres', 'ALTER DATABASE renamed RENAME TO copy');
+like($err, qr/already exists/, 'a RENAME that fails after the pause');
+ok($worker_back->('renamed', $pid), 'the worker runs again after it');
+my $stay = $node->background_psql('renamed');
+my ($dout, $derr) = ('', '');
+my $dropper = IPC::Run::start(['psql', '-X', '-c', 'DROP DATABASE renamed', '-d', $node->connstr('postgres')],
+  '>', \$dout, '2>', \$derr);
+$node->poll_query_until('postgres', q{
+  SELECT count(*) = 1 FROM pg_stat_activity WHERE query = 'DROP DATABASE renamed'}) or die;
+$node->poll_query_until('postgres', q{
+  SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = 'renamed'})
+  or die;
+$node->safe_psql('postgres', q{
+  SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'DROP DATABASE renamed'});
+$dropper->finish;
+ok($worker_back->('renamed'), 'a DROP whose backend was killed while paused leaves the worker running again');
+$stay->quit;
+ok($heals->('renamed'), 'and heals work');
+
+# The launcher itself, terminated, is back within seconds, and still owns
+# the workers.
+my $launcher = $node->safe_psql('postgres', q{
+  SELECT pid FROM pg_stat_activity WHERE backend_type = 'partheal launcher'});
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($launcher)");
+ok($node->poll_query_until('postgres', qq{
+  SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'partheal launcher' AND pid <> $launcher}),
+  'a terminated launcher is started again');
+$pid = $worker_of->('renamed');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+ok($worker_back->('renamed', $pid), 'and restarts workers as before');
 
 # ALLOW_CONNECTIONS false stops the worker, with no restart loop into FATAL;
 # true brings it back.
