@@ -11,6 +11,7 @@
 #include "worker/databases.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "storage/latch.h"
@@ -81,7 +82,9 @@ DatabaseEntry* find_or_add(Oid dboid, bool may_evict) {
       idle = &e;
       break;
     }
-    if (may_evict && idle == nullptr && !e.has_handle && !e.wanted && !paused(e)) idle = &e;
+    // Only a database known to have no partheal, hence no shared state.
+    if (may_evict && idle == nullptr && e.no_extension && !e.has_handle && !e.wanted && !paused(e))
+      idle = &e;
   }
   if (idle != nullptr) {
     *idle = DatabaseEntry{};
@@ -216,7 +219,34 @@ void want_worker(Oid dboid, bool wait_for_verdict) {
   }
 }
 
+namespace {
+
+// Asked again when the CREATE EXTENSION transaction commits, however long
+// it ran: the worker asked for at CREATE EXTENSION looks for 10 s only.
+bool want_at_commit = false;
+
+void on_extension_commit(XactEvent event, void*) noexcept {
+  if (!want_at_commit) return;
+  if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT) return;
+  bool commit = event == XACT_EVENT_COMMIT;
+  want_at_commit = false;
+  if (!commit) return;
+  try {
+    want_worker(MyDatabaseId, false);
+  } catch (...) {
+    // No entry free: the launcher finds the database on its own.
+  }
+}
+
+}  // namespace
+
 void extension_created() {
+  static bool registered = false;
+  if (!registered) {
+    pg::guard([] { RegisterXactCallback(on_extension_commit, nullptr); });
+    registered = true;
+  }
+  want_at_commit = true;
   try {
     want_worker(MyDatabaseId, false);
   } catch (const PgError&) {
@@ -239,6 +269,7 @@ void pause_worker(Oid dboid) {
       if (e->has_handle) {
         handle = e->handle;
         e->stopped_on_purpose = true;
+        e->reserved = true;
       }
     }
     LWLockRelease(s.lock);
@@ -260,9 +291,11 @@ void resume_worker(Oid dboid) {
   Shared& s = shared();
   pg::guard([&] {
     LWLockAcquire(s.lock, LW_EXCLUSIVE);
-    if (DatabaseEntry* e = find(dboid))
+    if (DatabaseEntry* e = find(dboid)) {
       for (pid_t& pid : e->paused_by)
         if (pid == MyProcPid) pid = 0;
+      if (e->reserved && !paused(*e)) e->wanted = true;  // first in line for a slot
+    }
     LWLockRelease(s.lock);
   });
   wake_launcher();
@@ -329,6 +362,16 @@ long launcher_round(const std::vector<DatabaseSeen>& databases) {
       if (d.runnable) (void)find_or_add(d.dboid, false);
     LWLockRelease(s.lock);
   });
+  // Databases paused while their worker ran keep their slots: no other
+  // database's worker starts until they have theirs back.
+  int reservations = pg::guard([&] {
+    LWLockAcquire(s.lock, LW_SHARED);
+    int n = 0;
+    for (const DatabaseEntry& e : s.databases)
+      if (e.dboid != InvalidOid && e.reserved) ++n;
+    LWLockRelease(s.lock);
+    return n;
+  });
   int probes = 0;
   // Two passes: databases a backend wants a worker for come first, so that
   // a probe of some other database never takes the slot a heal needs.
@@ -365,13 +408,17 @@ long launcher_round(const std::vector<DatabaseSeen>& databases) {
         }
         // A pause outlives no backend: one killed in the middle of its DDL
         // leaves the database to the launcher again.
+        bool was_paused = paused(e);
         for (pid_t& pid : e.paused_by)
           if (pid != 0 && BackendPidGetProc(pid) == nullptr) pid = 0;
+        if (was_paused && !paused(e) && e.reserved) e.wanted = true;
         e.unrunnable = seen != nullptr && !seen->runnable;
         bool reprobe = e.no_extension && TimestampDifferenceExceeds(e.probed_at, now, kReprobeMs);
         bool should_run = seen != nullptr && seen->runnable && !paused(e) &&
                           (!e.no_extension || e.wanted || reprobe);
         bool probe = !e.wanted && (e.no_extension || e.probed_at == 0);
+        // A reservation is for a database whose worker will run again.
+        if (e.reserved && !paused(e) && !should_run) e.reserved = false;
         had_handle = e.has_handle;
         handle = e.handle;
         if (seen == nullptr) {
@@ -381,7 +428,7 @@ long launcher_round(const std::vector<DatabaseSeen>& databases) {
           action = kStop;
           e.stopped_on_purpose = true;
         } else if (!e.has_handle && should_run && (e.not_before <= now || e.wanted) &&
-                   (!probe || probes < kProbesPerRound)) {
+                   (!probe || probes < kProbesPerRound) && (e.reserved || reservations == 0)) {
           action = kStart;
           if (probe) ++probes;
           e.no_extension = false;
@@ -409,6 +456,8 @@ long launcher_round(const std::vector<DatabaseSeen>& databases) {
               e.has_handle = true;
               e.handle = started;
               e.started_at = GetCurrentTimestamp();
+              if (e.reserved) --reservations;
+              e.reserved = false;
             } else {
               e.not_before = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kNoSlotRetryMs);
             }

@@ -86,27 +86,32 @@ void launcher_body(Datum) {
     set_launcher(MyProc);
   });
   for (;;) {
-    long sleep_ms = 1000;
     try {
-      sleep_ms = launcher_round(databases_now());
-    } catch (const PgError& e) {
+      long sleep_ms = launcher_round(databases_now());
+      pg::guard([&] {
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+          ConfigReloadPending = false;
+          ProcessConfigFile(PGC_SIGHUP);
+        }
+      });
+    } catch (const std::exception& e) {
+      // A cancel (pg_cancel_backend) or any other error ends the round, not
+      // the launcher.
       pg::guard([] {
         if (IsTransactionState()) AbortCurrentTransaction();
         LWLockReleaseAll();
+        QueryCancelPending = false;
       });
       const char* text = e.what();
-      pg::guard([&] { ereport(LOG, (errmsg("partheal launcher: %s", text))); });
+      pg::guard([&] {
+        ereport(LOG, (errmsg("partheal launcher: %s", text)));
+        (void)WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100L, PG_WAIT_EXTENSION);
+      });
     }
-    pg::guard([&] {
-      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
-                      PG_WAIT_EXTENSION);
-      ResetLatch(MyLatch);
-      CHECK_FOR_INTERRUPTS();
-      if (ConfigReloadPending) {
-        ConfigReloadPending = false;
-        ProcessConfigFile(PGC_SIGHUP);
-      }
-    });
   }
 }
 

@@ -68,7 +68,10 @@ struct DatabaseEntry {
   // Backends running database DDL on it: no worker until all are done.
   pid_t paused_by[kMaxPausers];
   bool stopped_on_purpose;  // by a pause or the launcher: no failure to back off from
-  int quick_exits;          // workers in a row that failed soon after starting
+  // Paused while its worker ran: its slot is kept for it, and no other
+  // database's worker starts until it has its own back.
+  bool reserved;
+  int quick_exits;  // workers in a row that failed soon after starting
   TimestampTz started_at;
   TimestampTz not_before;  // the next start waits until then
   TimestampTz probed_at;   // when a worker last looked for partheal here

@@ -613,6 +613,10 @@ void worker_body(Datum arg) {
       int code = pg_error != nullptr ? pg_error->sqlerrcode() : ERRCODE_INTERNAL_ERROR;
       const char* text = e.what();
       pg::guard([&] { ereport(LOG, (errcode(code), errmsg("partheal worker: %s", text))); });
+      // An error that comes back at once must not make a busy loop of it.
+      pg::guard([] {
+        (void)WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100L, PG_WAIT_EXTENSION);
+      });
     }
   }
 }

@@ -175,6 +175,30 @@ $pid = $worker_of->('renamed');
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
 ok($worker_back->('renamed', $pid), 'and restarts workers as before');
 
+# A cancel ends the launcher's round, not the launcher.
+$launcher = $node->safe_psql('postgres', q{
+  SELECT pid FROM pg_stat_activity WHERE backend_type = 'partheal launcher'});
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($launcher)");
+sleep 1;
+is($node->safe_psql('postgres', q{
+  SELECT pid FROM pg_stat_activity WHERE backend_type = 'partheal launcher'}), $launcher,
+  'a cancelled launcher goes on');
+
+# CREATE EXTENSION in a transaction that outlasts the worker's 10 s look:
+# the commit asks for the worker again.
+$node->safe_psql('postgres', 'CREATE DATABASE slow');
+sleep 2;
+$node->safe_psql('slow', q{
+  BEGIN;
+  CREATE EXTENSION partheal;
+  CREATE TABLE r (id bigserial, v int) PARTITION BY RANGE (id);
+  INSERT INTO partheal_config VALUES ('r', 10, 80);
+  SELECT pg_sleep(12);
+  COMMIT;
+});
+ok($worker_back->('slow'), 'a long CREATE EXTENSION transaction gets its worker at commit');
+$node->safe_psql('postgres', 'DROP DATABASE slow');
+
 # ALLOW_CONNECTIONS false stops the worker, with no restart loop into FATAL;
 # true brings it back.
 my $offset = -s $node->logfile;
@@ -309,12 +333,13 @@ $small->append_conf('postgresql.conf', "max_worker_processes = 8\n");
 $small->restart;
 $node = $small;
 my ($healed, $refused, $slow) = (0, 0, 0);
+my ($r, $o, $e);
 for my $i (1 .. 20) {
   $setup_db->("many$i");
 }
 for my $i (1 .. 20) {
   my $t = time;
-  my ($r, $o, $e) = $node->psql("many$i", q{
+  ($r, $o, $e) = $node->psql("many$i", q{
     SET partheal.heal_wait_timeout = '20s';
     SELECT partheal_append('t', '{"id": 55}')});
   my $took = time - $t;
@@ -328,5 +353,18 @@ is($healed + $refused, 20, "every append healed ($healed) or failed with PH003 (
 # workers.
 is($healed, 6, 'six databases have a worker and heal');
 is($slow, 0, 'none took more than 5 s');
+# With every slot taken, a failed DROP DATABASE still gives its database
+# the worker back: a paused database keeps its slot.
+my ($kept) = grep {
+  $node->safe_psql('postgres', qq{
+    SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = '$_'}) eq '1'
+} map { "many$_" } 1 .. 20;
+my $connected = $node->background_psql($kept);
+($r, $o, $e) = $node->psql('postgres', "DROP DATABASE $kept");
+like($e, qr/is being accessed by other users/, "a failed DROP of $kept with every slot taken");
+ok($worker_back->($kept), 'its worker is back, not given to another database');
+$connected->quit;
+$next_id = 1000;
+ok($heals->($kept), 'and heals work there');
 $node->stop;
 done_testing();
