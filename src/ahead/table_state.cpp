@@ -37,6 +37,26 @@ void init_entry(TableState* s) {
     pg_atomic_init_u64(c, 0);
 }
 
+// Visits every state under the table lock. `visit` touches shared memory
+// only, never throws; removing the entry just returned is allowed during a
+// dynahash scan, so it may remove it (under LW_EXCLUSIVE).
+template <typename Visit>
+void scan(LWLockMode mode, Visit&& visit) {
+  pg::guard([&] {
+    LWLockAcquire(tables_lock, mode);
+    HASH_SEQ_STATUS status;
+    hash_seq_init(&status, tables);
+    for (auto* s = static_cast<TableState*>(hash_seq_search(&status)); s != nullptr;
+         s = static_cast<TableState*>(hash_seq_search(&status)))
+      visit(s);
+    LWLockRelease(tables_lock);
+  });
+}
+
+void remove(TableState* s) {
+  (void)hash_search(tables, &s->key, HASH_REMOVE, nullptr);
+}
+
 }  // namespace
 
 bool with_state(Oid relid, void (*f)(TableState&, void*) noexcept, void* ctx) {
@@ -79,52 +99,31 @@ bool track(Oid relid, int64 partition_size, int mark_percent, int64 key_max) {
 }
 
 void forget_all_but(const std::vector<Oid>& registered) {
-  pg::guard([&] {
-    LWLockAcquire(tables_lock, LW_EXCLUSIVE);
-    HASH_SEQ_STATUS scan;
-    hash_seq_init(&scan, tables);
-    // Removing the entry just returned is allowed during a dynahash scan.
-    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
-         s = static_cast<TableState*>(hash_seq_search(&scan))) {
-      if (s->key.dboid != MyDatabaseId) continue;
-      bool keep = false;
-      for (Oid relid : registered) keep = keep || relid == s->key.relid;
-      if (!keep) (void)hash_search(tables, &s->key, HASH_REMOVE, nullptr);
-    }
-    LWLockRelease(tables_lock);
+  scan(LW_EXCLUSIVE, [&](TableState* s) {
+    if (s->key.dboid != MyDatabaseId) return;
+    bool keep = false;
+    for (Oid relid : registered) keep = keep || relid == s->key.relid;
+    if (!keep) remove(s);
   });
 }
 
 int forget_database(Oid dboid, bool count_only) {
-  return pg::guard([&] {
-    LWLockAcquire(tables_lock, count_only ? LW_SHARED : LW_EXCLUSIVE);
-    HASH_SEQ_STATUS scan;
-    hash_seq_init(&scan, tables);
-    int n = 0;
-    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
-         s = static_cast<TableState*>(hash_seq_search(&scan))) {
-      if (s->key.dboid != dboid) continue;
-      ++n;
-      if (!count_only) (void)hash_search(tables, &s->key, HASH_REMOVE, nullptr);
-    }
-    LWLockRelease(tables_lock);
-    return n;
+  int n = 0;
+  scan(count_only ? LW_SHARED : LW_EXCLUSIVE, [&](TableState* s) {
+    if (s->key.dboid != dboid) return;
+    ++n;
+    if (!count_only) remove(s);
   });
+  return n;
 }
 
 std::vector<Oid> databases_with_state() {
   std::vector<Oid> out;
   out.reserve(static_cast<size_t>(settings::max_tables) + 1);
-  pg::guard([&] {
-    LWLockAcquire(tables_lock, LW_SHARED);
-    HASH_SEQ_STATUS scan;
-    hash_seq_init(&scan, tables);
-    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
-         s = static_cast<TableState*>(hash_seq_search(&scan)))
-      if (out.size() < out.capacity() &&
-          std::find(out.begin(), out.end(), s->key.dboid) == out.end())
-        out.push_back(s->key.dboid);
-    LWLockRelease(tables_lock);
+  // Reserved in advance: the visit never allocates.
+  scan(LW_SHARED, [&](TableState* s) {
+    if (out.size() < out.capacity() && std::find(out.begin(), out.end(), s->key.dboid) == out.end())
+      out.push_back(s->key.dboid);
   });
   return out;
 }
@@ -165,14 +164,8 @@ long tracked() {
 }
 
 void for_each_in_database(void (*f)(TableState*, void*) noexcept, void* ctx) {
-  pg::guard([&] {
-    LWLockAcquire(tables_lock, LW_SHARED);
-    HASH_SEQ_STATUS scan;
-    hash_seq_init(&scan, tables);
-    for (auto* s = static_cast<TableState*>(hash_seq_search(&scan)); s != nullptr;
-         s = static_cast<TableState*>(hash_seq_search(&scan)))
-      if (s->key.dboid == MyDatabaseId) f(s, ctx);
-    LWLockRelease(tables_lock);
+  scan(LW_SHARED, [&](TableState* s) {
+    if (s->key.dboid == MyDatabaseId) f(s, ctx);
   });
 }
 
