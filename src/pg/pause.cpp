@@ -3,6 +3,8 @@
 
 extern "C" {
 #include "miscadmin.h"
+#include "postmaster/interrupt.h"
+#include "utils/guc.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 }
@@ -16,6 +18,20 @@ void pause_ms(long ms) {
     ResetLatch(MyLatch);
     CHECK_FOR_INTERRUPTS();
   });
+}
+
+void wait_for_work_ms(long ms) {
+  pause_ms(ms);
+  guard([] {
+    if (ConfigReloadPending) {
+      ConfigReloadPending = false;
+      ProcessConfigFile(PGC_SIGHUP);
+    }
+  });
+}
+
+void back_off_ms(long ms) {
+  guard([&] { (void)WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, PG_WAIT_EXTENSION); });
 }
 
 }  // namespace partheal::pg

@@ -6,4 +6,13 @@ namespace partheal::pg {
 
 void pause_ms(long ms);
 
+// A background process's idle wait: pause_ms, then a pending SIGHUP's
+// configuration reload.
+void wait_for_work_ms(long ms);
+
+// After an error in a background process's loop: a plain sleep that ends
+// only on the postmaster's death, so the same error coming back at once
+// makes no busy loop, and a pending cancel is not raised again here.
+void back_off_ms(long ms);
+
 }  // namespace partheal::pg

@@ -7,6 +7,7 @@
 #include "ahead/table_state.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
+#include "pg/pause.hpp"
 #include "settings.hpp"
 #include "worker/databases.hpp"
 
@@ -210,12 +211,7 @@ void want_worker(Oid dboid, bool wait_for_verdict) {
       no_worker(fmt::format("All max_worker_processes ({}) background worker slots are in use.",
                             max_worker_processes)
                     .c_str());
-    pg::guard([] {
-      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10L,
-                      PG_WAIT_EXTENSION);
-      ResetLatch(MyLatch);
-      CHECK_FOR_INTERRUPTS();
-    });
+    pg::pause_ms(10);
   }
 }
 
@@ -278,12 +274,7 @@ void pause_worker(Oid dboid) {
   terminate(*handle);
   for (long waited = 0; waited < kPauseWaitMs; waited += 10) {
     if (status_of(*handle) == BGWH_STOPPED) return;
-    pg::guard([] {
-      (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10L,
-                      PG_WAIT_EXTENSION);
-      ResetLatch(MyLatch);
-      CHECK_FOR_INTERRUPTS();
-    });
+    pg::pause_ms(10);
   }
 }
 

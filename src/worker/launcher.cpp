@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "pg/boundary.hpp"
+#include "pg/pause.hpp"
 #include "worker/databases.hpp"
 #include "worker/launcher.hpp"
 #include "worker/shared.hpp"
@@ -88,16 +89,7 @@ void launcher_body(Datum) {
   for (;;) {
     try {
       long sleep_ms = launcher_round(databases_now());
-      pg::guard([&] {
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
-                        PG_WAIT_EXTENSION);
-        ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
-        if (ConfigReloadPending) {
-          ConfigReloadPending = false;
-          ProcessConfigFile(PGC_SIGHUP);
-        }
-      });
+      pg::wait_for_work_ms(sleep_ms);
     } catch (const std::exception& e) {
       // A cancel (pg_cancel_backend) or any other error ends the round, not
       // the launcher.
@@ -107,10 +99,8 @@ void launcher_body(Datum) {
         QueryCancelPending = false;
       });
       const char* text = e.what();
-      pg::guard([&] {
-        ereport(LOG, (errmsg("partheal launcher: %s", text)));
-        (void)WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100L, PG_WAIT_EXTENSION);
-      });
+      pg::guard([&] { ereport(LOG, (errmsg("partheal launcher: %s", text))); });
+      pg::back_off_ms(100);
     }
   }
 }

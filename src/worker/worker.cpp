@@ -21,6 +21,7 @@
 #include "manage/registry.hpp"
 #include "settings.hpp"
 #include "pg/boundary.hpp"
+#include "pg/pause.hpp"
 #include "pg/relation.hpp"
 #include "pg/subxact.hpp"
 #include "worker/databases.hpp"
@@ -523,12 +524,7 @@ bool wait_for_extension(bool wanted) {
     try {
       if (extension_installed()) return true;
       if (!wanted || look == kLooks) return false;
-      pg::guard([] {
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 500L,
-                        PG_WAIT_EXTENSION);
-        ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
-      });
+      pg::pause_ms(500);
     } catch (const PgError&) {
       // A cancel: the look goes on.
       pg::guard([] {
@@ -590,17 +586,8 @@ void worker_body(Datum arg) {
         next_poll =
             Min(next_poll, TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kBehindPollMs));
       wait_ms = Min(wait_ms, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_poll));
-      pg::guard([&] {
-        pgstat_report_stat(false);
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Max(wait_ms, 1L),
-                        PG_WAIT_EXTENSION);
-        ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
-        if (ConfigReloadPending) {
-          ConfigReloadPending = false;
-          ProcessConfigFile(PGC_SIGHUP);
-        }
-      });
+      pg::guard([] { (void)pgstat_report_stat(false); });
+      pg::wait_for_work_ms(Max(wait_ms, 1L));
       bound_lock_waits();
     } catch (const std::exception& e) {
       // A cancel, or anything else not caught deeper: logged, and the
@@ -613,10 +600,7 @@ void worker_body(Datum arg) {
       int code = pg_error != nullptr ? pg_error->sqlerrcode() : ERRCODE_INTERNAL_ERROR;
       const char* text = e.what();
       pg::guard([&] { ereport(LOG, (errcode(code), errmsg("partheal worker: %s", text))); });
-      // An error that comes back at once must not make a busy loop of it.
-      pg::guard([] {
-        (void)WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100L, PG_WAIT_EXTENSION);
-      });
+      pg::back_off_ms(100);
     }
   }
 }
