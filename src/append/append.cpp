@@ -50,11 +50,9 @@ Datum key_datum(int64 v, Oid type) {
 // A role with column-level INSERT grants passed the table check with one
 // column; the columns the INSERT will name, the id among them, are checked
 // now, before any id is drawn or partition made, as the INSERT would.
-void check_column_privileges(const Target& target, const Rows& rows) {
+void check_column_privileges(const Target& target, const Rows& rows, bool table_insert) {
+  if (table_insert) return;
   const manage::TableShape& shape = target.table().shape;
-  bool table_level = pg::guard(
-      [&] { return pg_class_aclcheck(shape.relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK; });
-  if (table_level) return;
   for (int c : rows.columns) {
     AttrNumber attnum = target.column(c).attnum;
     const char* name = shape.name.c_str();
@@ -202,7 +200,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   const bool before_row_triggers =
       parent->trigdesc != nullptr && parent->trigdesc->trig_insert_before_row;
   append::Rows rows = append::read_rows(target, json, before_row_triggers);
-  append::check_column_privileges(target, rows);
+  append::check_column_privileges(target, rows, opened.table_insert);
   std::vector<int64> given = append::given_ids(table->shape, rows);
   // Before any id is drawn: given ids far from the sequence would let a
   // role that does not own the table make partitions without bound.

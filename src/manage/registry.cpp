@@ -231,10 +231,12 @@ bool is_cached(Oid relid) {
 }
 
 Opened open_for_insert(Oid relid) {
+  bool table_insert = false;
   guard([&] {
     // As INSERT checks: the table, or at least one column. The INSERT
     // itself then checks the columns it names, the id column among them.
     AclResult acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
+    table_insert = acl == ACLCHECK_OK;
     if (acl != ACLCHECK_OK &&
         pg_attribute_aclcheck_all(relid, GetUserId(), ACL_INSERT, ACLMASK_ANY) == ACLCHECK_OK)
       acl = ACLCHECK_OK;
@@ -249,7 +251,7 @@ Opened open_for_insert(Oid relid) {
     fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
          fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},
          "Register it first: SELECT partheal_manage('table', partition_size).");
-  return Opened{parent, table};
+  return Opened{parent, table, table_insert};
 }
 
 TablePtr cached(Oid relid) {

@@ -37,6 +37,7 @@ TablePtr lookup(Relation parent);
 struct Opened {
   Relation parent;
   TablePtr table;
+  bool table_insert;  // INSERT on the whole table, not only on some columns
 };
 Opened open_for_insert(Oid relid);
 
