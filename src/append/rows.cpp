@@ -221,6 +221,17 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
     position_of[rows.columns[p]] = static_cast<int>(p);
   }
   rows.key_position = position_of[target.key_index()];
+  // A generated column takes no value, not even null, as INSERT refuses it:
+  // refused here, before any id is drawn.
+  for (const Cell& cell : cells) {
+    const Column& column = target.column(cell.column);
+    if (!column.generated) continue;
+    pg::fail(ERRCODE_GENERATED_ALWAYS,
+             fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", column.name),
+             fmt::format("Column \"{}\" is a generated column. Row {} names it.", column.name,
+                         cell.row + 1),
+             "Leave the column out of the rows; PostgreSQL computes it.");
+  }
   rows.values.assign(rows.columns.size() * rows.count, Datum(0));
   rows.nulls.assign(rows.columns.size() * rows.count, 'n');
   rows.id_given.assign(rows.count, false);

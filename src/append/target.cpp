@@ -42,6 +42,7 @@ Target::Target(manage::TablePtr table, Relation parent) : table_(std::move(table
     c.typmod = att->atttypmod;
     c.not_null = att->attnotnull;
     c.has_default = att->atthasdef || att->attidentity != '\0' || att->attgenerated != '\0';
+    c.generated = att->attgenerated != '\0';
     Oid base = pg::guard([&] { return getBaseType(c.type); });
     c.is_domain = base != c.type;
     c.is_json = base == JSONOID || base == JSONBOID;

@@ -31,6 +31,7 @@ struct Column {
   char element_delimiter = ',';  // typdelim: ';' for box[]
   bool not_null = false;
   bool has_default = false;  // a default, an identity or a generated expression
+  bool generated = false;    // GENERATED ALWAYS AS (...) STORED: no row may name it
   bool domain_has_default = false;
   FmgrInfo input{};
   Oid ioparam = InvalidOid;

@@ -14,8 +14,11 @@
 #include "pg/spi.hpp"
 
 extern "C" {
+#include "access/htup_details.h"
+#include "catalog/pg_partitioned_table.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 }
 
@@ -53,7 +56,15 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
     const char* m = message.c_str();
     const char* h = e.fields().hint.c_str();
     pg::guard([&] { ereport(NOTICE, (errmsg_internal("%s", m), errhint("%s", h))); });
-    r.outcome = attach::Outcome::kDefaultHoldsRows;
+    // The catalog says whether there is a DEFAULT without a lock on the table.
+    bool has_default = pg::guard([&] {
+      HeapTuple tuple = SearchSysCache1(PARTRELID, ObjectIdGetDatum(relid));
+      if (!HeapTupleIsValid(tuple)) return false;
+      bool found = OidIsValid(reinterpret_cast<Form_pg_partitioned_table>(GETSTRUCT(tuple))->partdefid);
+      ReleaseSysCache(tuple);
+      return found;
+    });
+    r.outcome = has_default ? attach::Outcome::kDefaultHoldsRows : attach::Outcome::kNotAttached;
     return emit(fcinfo, r);
   }
   // Everything past the ownership check runs as the owner: a domain's CHECK

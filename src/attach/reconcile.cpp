@@ -40,6 +40,8 @@ const char* outcome_name(Outcome o) {
       return "already_attached";
     case Outcome::kDefaultHoldsRows:
       return "default_holds_rows";
+    case Outcome::kNotAttached:
+      return "not_attached";
   }
   return "?";
 }
@@ -430,7 +432,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
       pg::set_local("lock_timeout", std::to_string(budget_ms));
       pg::as_role(p.owner, [&] {
         if (!OidIsValid(existing))
-          pg::spi::execute(ddl::create_like_sql(p.relid, p.schema, table, p.name), SPI_OK_UTILITY);
+          ddl::create_child_table(p.relid, p.schema, table, p.name);
         r.partition = lookup();
         // Asked without a lock anyone waits for: a plain ATTACH that is
         // sure to fail would hold writers at the parent for a whole scan of
@@ -483,17 +485,19 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
   }
   if (give_up) {
     const GiveUp& g = *give_up;
-    r.outcome = Outcome::kDefaultHoldsRows;
+    const bool has_default = OidIsValid(p.default_relid);
+    r.outcome = has_default ? Outcome::kDefaultHoldsRows : Outcome::kNotAttached;
     r.reason = g.reason;
     r.rows_moved = 0;
     r.move_statements = 0;
     r.partition = existing;
     std::string message = fmt::format("partheal: the window {} of \"{}\" was not attached: {}",
                                       n.range, p.name, g.reason);
-    std::string hint =
-        "Its rows are still in the DEFAULT partition, where readers of the table "
-        "see them; nothing was changed. " +
-        g.hint;
+    std::string hint = (has_default ? "Its rows are still in the DEFAULT partition, where readers "
+                                      "of the table see them; nothing was changed. "
+                                    : "The table has no DEFAULT partition, so no row was moved or "
+                                      "held back; nothing was changed. ") +
+                       g.hint;
     log_line(fmt::format("{} {}", errors::kLogAttachGaveUp, message), LOG);
     const char* m = message.c_str();
     const char* h = hint.c_str();

@@ -27,7 +27,9 @@
 
 namespace partheal::attach {
 
-enum class Outcome { kAttached, kAlreadyAttached, kDefaultHoldsRows };
+// kNotAttached: as kDefaultHoldsRows, for a table with no DEFAULT partition,
+// where no row can be held anywhere: the window's locks could not be had.
+enum class Outcome { kAttached, kAlreadyAttached, kDefaultHoldsRows, kNotAttached };
 const char* outcome_name(Outcome o);
 
 struct Result {

@@ -13,6 +13,7 @@
 #include "settings.hpp"
 
 extern "C" {
+#include "catalog/pg_inherits.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
@@ -271,7 +272,10 @@ Window window_from_text(const Parent& parent, const std::string& lower, const st
 std::optional<Oid> partition_with_bounds(const Parent& parent, const Window& window) {
   Relation rel = pg::open_existing(parent.relid, AccessShareLock);
   heal::refresh_partitions(rel);
-  PartitionDesc desc = pg::guard([&] { return RelationGetPartitionDesc(rel, true); });
+  // Partitions pending DETACH CONCURRENTLY too: until the detach is
+  // finalized their bounds are still taken, and ATTACH would refuse the
+  // window with its own 42P17.
+  PartitionDesc desc = pg::guard([&] { return RelationGetPartitionDesc(rel, false); });
   PartitionBoundInfo info = desc->boundinfo;
   std::optional<Oid> same;
   Oid overlapping = InvalidOid;
@@ -289,14 +293,25 @@ std::optional<Oid> partition_with_bounds(const Parent& parent, const Window& win
     if (!(starts_before_end && ends_after_start)) continue;
     bool exact = !lower_min && !upper_max && compare(rel, window.lower, p_lower) == 0 &&
                  compare(rel, window.upper, p_upper) == 0;
-    if (exact)
-      same = desc->oids[part];
+    Oid oid = desc->oids[part];
+    if (exact && !pg::guard([&] { return PartitionHasPendingDetach(oid); }))
+      same = oid;
     else
-      overlapping = desc->oids[part];
+      overlapping = oid;
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (OidIsValid(overlapping)) {
     std::string name = pg::guard([&] { return text_of(get_rel_name(overlapping)); });
+    if (pg::guard([&] { return PartitionHasPendingDetach(overlapping); }))
+      pg::fail(ERRCODE_INVALID_OBJECT_DEFINITION,
+               fmt::format("the window FROM ({}) TO ({}) would overlap partition \"{}\" of \"{}\", "
+                           "which is being detached",
+                           window.lower_literal, window.upper_literal, name, parent.name),
+               "A DETACH PARTITION ... CONCURRENTLY of it was started and not finished; its "
+               "bounds stay taken until it is.",
+               fmt::format("Finish it with ALTER TABLE {} DETACH PARTITION {} FINALIZE, then "
+                           "attach the window; nothing was changed.",
+                           pg::quoted(parent.name), pg::quoted(name)));
     pg::fail(ERRCODE_INVALID_OBJECT_DEFINITION,
              fmt::format("the window FROM ({}) TO ({}) would overlap partition \"{}\" of \"{}\"",
                          window.lower_literal, window.upper_literal, name, parent.name),

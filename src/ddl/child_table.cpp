@@ -1,11 +1,14 @@
 #include <fmt/format.h>
 
 #include "ddl/child_table.hpp"
+#include "ddl/key_default.hpp"
 #include "pg/boundary.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
 #include "common/hashfn.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "commands/tablespace.h"
 #include "mb/pg_wchar.h"
 #include "utils/lsyscache.h"
@@ -69,6 +72,20 @@ std::string create_like_sql(unsigned int parent_relid, const std::string& schema
       "INCLUDING STATISTICS INCLUDING COMPRESSION){3}",
       pg::quoted(schema), pg::quoted(child), pg::quoted(parent),
       tablespace.empty() ? std::string() : " TABLESPACE " + pg::quoted(tablespace));
+}
+
+void create_child_table(unsigned int parent_relid, const std::string& schema,
+                        const std::string& child, const std::string& parent) {
+  pg::spi::execute(create_like_sql(parent_relid, schema, child, parent), SPI_OK_UTILITY);
+  const char* nsp = schema.c_str();
+  const char* name = child.c_str();
+  Oid relid = pg::guard([&] {
+    CommandCounterIncrement();
+    return get_relname_relid(name, get_namespace_oid(nsp, false));
+  });
+  // The new table is this transaction's alone: its ACCESS EXCLUSIVE lock
+  // holds up no one.
+  for (const std::string& sql : restore_nextval_sql(relid)) pg::spi::execute(sql, SPI_OK_UTILITY);
 }
 
 }  // namespace partheal::ddl

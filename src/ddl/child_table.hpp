@@ -27,4 +27,12 @@ std::string free_child_name(unsigned int namespace_oid, const std::string& paren
 std::string create_like_sql(unsigned int parent_relid, const std::string& schema,
                             const std::string& child, const std::string& parent);
 
+// Runs create_like_sql through SPI (connected, as the role that is to own
+// the table), then gives every column that copied partheal_nextval from the
+// parent nextval(sequence) instead: a partition's own default is used only
+// by rows inserted into the partition directly, and must not make the
+// partition depend on partheal (DROP EXTENSION would fail on it).
+void create_child_table(unsigned int parent_relid, const std::string& schema,
+                        const std::string& child, const std::string& parent);
+
 }  // namespace partheal::ddl

@@ -103,13 +103,12 @@ Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
     out.partition = child;
     out.range =
         fmt::format("FROM ({}) TO ({})", bound_sql(plan.range.lower), bound_sql(plan.range.upper));
-    std::string create = ddl::create_like_sql(relid, plan.schema, child, plan.parent);
     // The bounds are integers partheal computed, not user text.
     std::string attach =
         fmt::format("ALTER TABLE {0}.{1} ATTACH PARTITION {0}.{2} FOR VALUES {3}",
                     pg::quoted(plan.schema), pg::quoted(plan.parent), pg::quoted(child), out.range);
     pg::as_role(plan.owner, [&] {
-      pg::spi::execute(create, SPI_OK_UTILITY);
+      ddl::create_child_table(relid, plan.schema, child, plan.parent);
       pg::spi::execute(attach, SPI_OK_UTILITY);
     });
     std::string line = fmt::format("{} created partition \"{}.{}\" {} for id {}",

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ahead/table_state.hpp"
+#include "ddl/key_default.hpp"
 #include "manage/registry.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
@@ -20,6 +21,7 @@ extern "C" {
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "tcop/utility.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -146,16 +148,6 @@ void write_config(const std::string& sql, Oid relid, std::optional<Config> confi
   registrations_changed();
 }
 
-// A regclass literal that means the same whatever the search_path.
-std::string regclass_literal(Oid relid) {
-  std::string qualified = pg::guard([&] {
-    return fmt::format("{}.{}", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-                       quote_identifier(get_rel_name(relid)));
-  });
-  const char* text = qualified.c_str();
-  return pg::guard([&] { return std::string(quote_literal_cstr(text)); }) + "::pg_catalog.regclass";
-}
-
 // Sets the key column's default, as the caller (who owns the table), with
 // partheal's own search_path. ALTER COLUMN SET DEFAULT locks the table
 // ACCESS EXCLUSIVE for the rest of the transaction.
@@ -184,13 +176,31 @@ void install_partheal_nextval(const TableShape& shape) {
   // nextval(sequence), which partheal_unmanage can put back.
   set_key_default(shape,
                   fmt::format("{}.partheal_nextval({}, {})", extension_schema_sql(),
-                              regclass_literal(shape.relid), regclass_literal(shape.sequence)));
+                              ddl::regclass_literal(shape.relid),
+                              ddl::regclass_literal(shape.sequence)));
 }
 
-// Back to the plain nextval of the same sequence, as serial declares it.
-void restore_nextval(const TableShape& shape) {
-  if (!shape.default_is_partheal_nextval) return;
-  set_key_default(shape, fmt::format("pg_catalog.nextval({})", regclass_literal(shape.sequence)));
+// Back to the plain nextval of the same sequence, as serial declares it, on
+// the parent and on every partition that carries partheal_nextval as a
+// default of its own: partitions created by hand (PARTITION OF copies the
+// parent's default), or by partheal before it stopped copying it. Each
+// table changed is locked ACCESS EXCLUSIVE until the transaction ends.
+// Afterwards nothing of the table depends on partheal_nextval, so DROP
+// EXTENSION works. Read from the catalog, not from the table's shape: a
+// table that no longer fits partheal is put back too.
+void restore_nextval(Oid relid) {
+  List* all = pg::guard([&] { return find_all_inheritors(relid, AccessShareLock, nullptr); });
+  std::vector<Oid> tables;
+  ListCell* cell;
+  foreach (cell, all)
+    tables.push_back(lfirst_oid(cell));
+  int level = pg::enter_safe_search_path();
+  pg::spi::connect();
+  for (Oid table : tables)
+    for (const std::string& sql : ddl::restore_nextval_sql(table))
+      pg::spi::execute(sql, SPI_OK_UTILITY);
+  pg::spi::finish();
+  pg::leave_guc_level(level);
 }
 
 }  // namespace
@@ -274,7 +284,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   if (nextval_default == true)
     manage::install_partheal_nextval(shape);
   else if (nextval_default == false)
-    manage::restore_nextval(shape);
+    manage::restore_nextval(shape.relid);
   // The worker creates ahead for writers that never call partheal_append,
   // so it runs from registration on. Registration itself does not need it.
   try {
@@ -295,13 +305,6 @@ PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
   Relation rel = manage::open_owned(fcinfo, "partheal_unmanage()");
   Oid relid = RelationGetRelid(rel);
   std::string name = RelationGetRelationName(rel);
-  // A table that no longer fits partheal (its default was changed by hand)
-  // may still be unmanaged; only a partheal_nextval default is put back.
-  std::optional<manage::TableShape> shape;
-  try {
-    pg::in_subtransaction([&] { shape = manage::describe(rel); });
-  } catch (const PgError&) {
-  }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!manage::configured(relid))
     pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -309,7 +312,7 @@ PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
   std::string sql = fmt::format("DELETE FROM {}.partheal_config WHERE parent = $1",
                                 manage::extension_schema_sql());
   manage::write_config(sql, relid, std::nullopt);
-  if (shape) manage::restore_nextval(*shape);
+  manage::restore_nextval(relid);
   manage::forget_at_commit(relid);
   PG_RETURN_VOID();
 }

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "ddl/key_default.hpp"
 #include "manage/registry.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
@@ -41,50 +42,6 @@ struct SequenceUse {
   bool needs_acl = true;
   bool via_partheal = false;
 };
-
-// The default itself, under the implicit casts PostgreSQL adds (serial's
-// nextval() is bigint, cast to integer for an integer column).
-Node* without_implicit_casts(Node* node) {
-  for (;;) {
-    if (node != nullptr && IsA(node, FuncExpr) &&
-        castNode(FuncExpr, node)->funcformat == COERCE_IMPLICIT_CAST &&
-        list_length(castNode(FuncExpr, node)->args) == 1) {
-      node = static_cast<Node*>(linitial(castNode(FuncExpr, node)->args));
-      continue;
-    }
-    if (node != nullptr && IsA(node, RelabelType)) {
-      node = reinterpret_cast<Node*>(castNode(RelabelType, node)->arg);
-      continue;
-    }
-    return node;
-  }
-}
-
-// The two regclass constants of f(parent, sequence); false for anything else.
-bool regclass_args(FuncExpr* call, Oid* first, Oid* second) {
-  if (list_length(call->args) != 2) return false;
-  auto* a = static_cast<Node*>(linitial(call->args));
-  auto* b = static_cast<Node*>(lsecond(call->args));
-  if (!IsA(a, Const) || !IsA(b, Const)) return false;
-  auto* ca = castNode(Const, a);
-  auto* cb = castNode(Const, b);
-  if (ca->constisnull || cb->constisnull || ca->consttype != REGCLASSOID ||
-      cb->consttype != REGCLASSOID)
-    return false;
-  *first = DatumGetObjectId(ca->constvalue);
-  *second = DatumGetObjectId(cb->constvalue);
-  return true;
-}
-
-// partheal's own partheal_nextval, told by name and by the extension's
-// schema, so a same-named function elsewhere is not taken for it.
-bool is_partheal_nextval(Oid funcid) {
-  bool named = guard([&] {
-    const char* name = get_func_name(funcid);
-    return name != nullptr && strcmp(name, "partheal_nextval") == 0;
-  });
-  return named && guard([&] { return get_func_namespace(funcid); }) == extension_schema();
-}
 
 // Finds the sequence a column default draws from: an identity's
 // NextValueExpr, or nextval('seq') as serial and hand-written defaults have.
@@ -168,12 +125,11 @@ TableShape describe(Relation parent) {
   shape.identity_always = att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS;
   SequenceUse use;
   Node* def = guard([&] { return build_column_default(parent, shape.key_attnum); });
-  Node* top = without_implicit_casts(def);
+  Node* top = ddl::without_implicit_casts(def);
   Oid funcid = top != nullptr && IsA(top, FuncExpr) ? castNode(FuncExpr, top)->funcid : InvalidOid;
   Oid table_arg = InvalidOid;
   Oid sequence_arg = InvalidOid;
-  if (funcid != InvalidOid && regclass_args(castNode(FuncExpr, top), &table_arg, &sequence_arg) &&
-      table_arg == shape.relid && is_partheal_nextval(funcid)) {
+  if (ddl::is_partheal_nextval_call(def, &table_arg, &sequence_arg) && table_arg == shape.relid) {
     use.sequence = sequence_arg;
     use.via_partheal = true;
   } else {

@@ -154,5 +154,39 @@ $node->safe_psql('old', 'INSERT INTO m (v) SELECT g FROM generate_series(1, 3) g
 ok($node->poll_query_until('old', q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'm_p10'}),
   'and 0.2\'s partheal_nextval default works on it: its mark made the next partition');
 
+# Uninstall: the partitions partheal makes never carry partheal_nextval as a
+# default of their own, and partheal_unmanage puts nextval back on every
+# partition that does (made by hand with PARTITION OF, which copies the
+# parent's default, or by partheal before 0.3). DROP EXTENSION then works.
+$node->safe_psql('postgres', 'CREATE DATABASE uninstall');
+my $u = sub { $node->safe_psql('uninstall', shift) };
+$u->(q{
+  CREATE EXTENSION partheal;
+  CREATE TABLE u (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('u', 10, NULL, nextval_default => true);
+  SELECT count(*) FROM partheal_append('u', (SELECT jsonb_agg(jsonb_build_object('v', g)) FROM generate_series(1, 45) g));
+  CREATE TABLE u_by_hand PARTITION OF u FOR VALUES FROM (1000) TO (1010);
+  CREATE TABLE u_legacy (LIKE u INCLUDING DEFAULTS);
+  ALTER TABLE u ATTACH PARTITION u_legacy FOR VALUES FROM (2000) TO (2010);
+});
+my $dependents = q{SELECT count(*) FROM pg_depend d JOIN pg_attrdef a ON a.oid = d.objid
+  WHERE d.classid = 'pg_attrdef'::regclass
+    AND d.refobjid = 'partheal_nextval(regclass, regclass)'::regprocedure
+    AND a.adrelid <> 'u'::regclass};
+is($u->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'u'::regclass}), '7',
+  'the heals made five partitions beside the two made by hand');
+is($u->($dependents), '2',
+  'only the two made by hand carry partheal_nextval; the heals\' partitions do not');
+is($u->(q{SELECT string_agg(DISTINCT pg_get_expr(adbin, adrelid), ', ') FROM pg_attrdef
+  WHERE adrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'u'::regclass)
+    AND adrelid NOT IN ('u_by_hand'::regclass, 'u_legacy'::regclass)}),
+  q{nextval('u_id_seq'::regclass)}, 'the heals\' partitions default to the plain nextval');
+$u->(q{SELECT partheal_unmanage('u')});
+is($u->($dependents), '0', 'partheal_unmanage put nextval back on every partition');
+my ($drop_rc, $drop_out, $drop_err) = $node->psql('uninstall', 'DROP EXTENSION partheal');
+is($drop_rc, 0, 'DROP EXTENSION succeeds after partheal_unmanage') or diag($drop_err);
+is($u->(q{SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'u_legacy'::regclass}),
+  q{nextval('u_id_seq'::regclass)}, 'a partition keeps drawing from the sequence for direct inserts');
+
 $node->stop;
 done_testing();

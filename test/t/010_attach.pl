@@ -204,6 +204,49 @@ is($node->safe_psql('old', q{SELECT outcome, rows_moved FROM partheal_attach_win
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_append('m', '[{"v": 2}]')}), '1',
   'and the managed table keeps taking appends');
 
+# A table with no DEFAULT, held by another session past every attempt: the
+# outcome is not_attached, and the NOTICE says there was no DEFAULT to hold
+# rows, not that rows are still in one.
+$sql->(q{CREATE TABLE nodef (at timestamptz NOT NULL) PARTITION BY RANGE (at)});
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN');
+$holder->query_safe('LOCK TABLE nodef IN SHARE MODE');
+($ret, $out, $err) = $node->psql('postgres',
+  q{SET partheal.attach_lock_timeout = 50;
+    SET partheal.attach_lock_attempts = 2;
+    SELECT outcome, partition IS NULL, rows_moved FROM partheal_attach_window('nodef', '2026-01-01', '2026-02-01')});
+is($out, 'not_attached|t|0', 'no DEFAULT and a lock held past every attempt: not_attached') or diag($err);
+like($err, qr/HINT:  The table has no DEFAULT partition, so no row was moved or held back; nothing was changed\./,
+  'the HINT says there is no DEFAULT');
+unlike($err, qr/still in the DEFAULT partition/, 'and does not speak of rows in one');
+$holder->query_safe('COMMIT');
+is($sql->(q{SELECT outcome FROM partheal_attach_window('nodef', '2026-01-01', '2026-02-01')}), 'attached',
+  'released, it attaches');
+
+# A partition whose DETACH ... CONCURRENTLY was interrupted is pending detach:
+# its bounds are still taken. partheal's overlap check names it, with how to
+# finish the detach, instead of PostgreSQL's 42P17 on partheal's own ATTACH.
+$holder->query_safe('BEGIN');
+$holder->query_safe('SELECT count(*) FROM nodef');
+($ret, $out, $err) = $node->psql('postgres',
+  q{SET statement_timeout = '300ms'; ALTER TABLE nodef DETACH PARTITION nodef_p20260101 CONCURRENTLY});
+like($err, qr/canceling statement due to statement timeout/, 'a DETACH CONCURRENTLY interrupted');
+$holder->query_safe('COMMIT');
+$holder->quit;
+is($sql->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'nodef_p20260101'::regclass}), 't',
+  'leaves the partition pending detach');
+for my $window (['2026-01-15', '2026-02-15'], ['2026-01-01', '2026-02-01']) {
+  ($ret, $out, $err) = $node->psql('postgres', qq{SELECT * FROM partheal_attach_window('nodef', '$window->[0]', '$window->[1]')},
+    extra_params => ['-v', 'VERBOSITY=verbose']);
+  like($err, qr/ERROR:  42P17: the window FROM .* would overlap partition "nodef_p20260101" of "nodef", which is being detached/,
+    "the window from $window->[0] is refused, naming the partition being detached");
+  like($err, qr/HINT:  Finish it with ALTER TABLE nodef DETACH PARTITION nodef_p20260101 FINALIZE/, 'with how to finish it');
+  unlike($err, qr/QUERY:/, 'and no internal statement');
+}
+$sql->(q{ALTER TABLE nodef DETACH PARTITION nodef_p20260101 FINALIZE});
+is($sql->(q{SELECT outcome FROM partheal_attach_window('nodef', '2026-01-01', '2026-02-01', 'nodef_jan')}),
+  'attached', 'finalized, the window attaches');
+
 # pg_dump and restore keep the attached windows, and the functions.
 my $file = "${PostgreSQL::Test::Utils::tmp_check}/attach_dump.sql";
 $node->command_ok(['pg_dump', '-f', $file, '-d', $node->connstr('old')], 'pg_dump runs');
