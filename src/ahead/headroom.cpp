@@ -37,4 +37,78 @@ Span needed(int64_t position, int64_t partition_size, int mark_percent, int head
   return Span{n, last};
 }
 
+namespace {
+
+int64_t clamp(__int128 v) {
+  return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+int64_t partition_step(int64_t increment, int64_t partition_size) {
+  return std::max(increment, partition_size);
+}
+
+std::optional<int64_t> mark_target(int64_t id, int64_t increment, int64_t partition_size,
+                                   int mark_percent) {
+  if (increment <= 0) return std::nullopt;
+  const int64_t n = heal::partition_number(id, partition_size);
+  const __int128 next = static_cast<__int128>(id) + increment;
+  if (next > INT64_MAX) return std::nullopt;  // no draw after this one
+  // Reached in partition n: at the mark, or the last draw partition n gets.
+  auto reached = [&](__int128 x) {
+    if (x < INT64_MIN || heal::partition_number(static_cast<int64_t>(x), partition_size) != n)
+      return false;
+    const int64_t v = static_cast<int64_t>(x);
+    return v >= heal::mark_of(n, partition_size, mark_percent) ||
+           heal::partition_number(clamp(static_cast<__int128>(v) + increment), partition_size) > n;
+  };
+  if (!reached(id) || reached(static_cast<__int128>(id) - increment)) return std::nullopt;
+  const int64_t next_n = heal::partition_number(static_cast<int64_t>(next), partition_size);
+  return std::max(n == INT64_MAX ? n : n + 1, next_n);
+}
+
+std::vector<int64_t> needed_ids(const Draws& d, int64_t partition_size, int mark_percent,
+                                int headroom, int64_t type_max) {
+  std::vector<int64_t> ids;
+  const int64_t inc = std::max<int64_t>(d.increment, 1);
+  // Ids handed out to sessions' caches below the position, still to come.
+  const int64_t held = d.drawn ? std::max<int64_t>(d.cache - 1, 0) : 0;
+  if (inc <= partition_size) {
+    Span span = needed(d.from, partition_size, mark_percent, headroom);
+    int64_t lowest = clamp(static_cast<__int128>(d.from) - static_cast<__int128>(held) * inc);
+    span.first = std::min(span.first, heal::partition_number(lowest, partition_size));
+    for (int64_t n = span.first;; ++n) {
+      int64_t first = 0;
+      if (!heal::first_id_of(n, partition_size, type_max, &first)) break;
+      int64_t end = clamp(std::min(static_cast<__int128>(first) + partition_size - 1,
+                                   static_cast<__int128>(type_max)));
+      ids.push_back(first);
+      if (end != first) ids.push_back(end);
+      if (n == span.last) break;
+    }
+    return ids;
+  }
+  // Every draw its own partition: the draws sessions hold (at most one
+  // headroom of them), the position's own, then the next `headroom`.
+  const int64_t below = std::min<int64_t>(held, std::max(headroom, 1));
+  for (int64_t k = -below; k <= headroom; ++k) {
+    __int128 id = static_cast<__int128>(d.from) + static_cast<__int128>(k) * inc;
+    if (id > type_max) break;
+    if (id < INT64_MIN) continue;
+    ids.push_back(static_cast<int64_t>(id));
+  }
+  return ids;
+}
+
+int64_t watermark_ceiling(const Draws& d, int64_t partition_size, int mark_percent) {
+  const int64_t n = heal::partition_number(d.from, partition_size);
+  const int64_t inc = std::max<int64_t>(d.increment, 1);
+  const int64_t next_n =
+      heal::partition_number(clamp(static_cast<__int128>(d.from) + inc), partition_size);
+  const bool reached = d.from >= heal::mark_of(n, partition_size, mark_percent) || next_n > n;
+  if (!reached) return n;
+  return std::max(n == INT64_MAX ? n : n + 1, next_n);
+}
+
 }  // namespace partheal::ahead

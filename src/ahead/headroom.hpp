@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 namespace partheal::ahead {
 
@@ -33,5 +35,42 @@ struct Span {
   int64_t last;
 };
 Span needed(int64_t position, int64_t partition_size, int mark_percent, int headroom);
+
+// What a table's id sequence will draw next, as the worker reads it.
+struct Draws {
+  int64_t from;       // the last id drawn; undrawn: the id the first draw returns
+  bool drawn;         // false before the first nextval, and after RESTART
+  int64_t increment;  // > 0
+  int64_t cache;      // with CACHE > 1, sessions hold up to cache - 1 draws below `from`
+};
+
+// The distance between the partitions successive draws need: a partition,
+// or with an increment larger than a partition (interleaved ids, INCREMENT
+// BY N per node) the increment, since every draw then lands in a partition
+// of its own. Traffic in ids divided by it is traffic in partitions.
+int64_t partition_step(int64_t increment, int64_t partition_size);
+
+// The partition a draw's mark asks for, or nothing. A draw asks when it is
+// the first of its partition to reach the mark, or to be the last the
+// partition gets (the next draw leaves it: an increment larger than what is
+// left above the mark); it asks for the partition the next draws need: the
+// next one, or, with an increment larger than a partition, the next draw's.
+std::optional<int64_t> mark_target(int64_t id, int64_t increment, int64_t partition_size,
+                                   int mark_percent);
+
+// The ids whose partitions must exist for `d`'s draws to land, lowest first:
+// with an increment up to a partition, both ends of every partition from the
+// lowest id sessions may hold to the headroom (`needed`, from `from`); with a
+// larger increment, the ids themselves: the draws sessions may hold, the
+// position's own, and the next `headroom` draws. Clipped to the key type.
+std::vector<int64_t> needed_ids(const Draws& d, int64_t partition_size, int mark_percent,
+                                int headroom, int64_t type_max);
+
+// The highest partition number the marks may have claimed for `d`'s
+// position: the partition its own mark asks for once the position has
+// reached it, its own partition before. A watermark above it was left by
+// ids no longer in use (a sequence moved back, RESTART), and is pulled down
+// to it, so that the marks of the ids in use ask again.
+int64_t watermark_ceiling(const Draws& d, int64_t partition_size, int mark_percent);
 
 }  // namespace partheal::ahead

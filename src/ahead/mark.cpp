@@ -1,35 +1,93 @@
-#include <optional>
+#include <fmt/format.h>
 
+#include <optional>
+#include <string>
+
+#include "ahead/headroom.hpp"
 #include "ahead/mark.hpp"
 #include "ahead/sequence.hpp"
 #include "ahead/table_state.hpp"
+#include "errors.hpp"
+#include "heal/bounds.hpp"
+#include "pg/boundary.hpp"
+#include "pg/relation.hpp"
 #include "pg/security.hpp"
 #include "heal/partition_math.hpp"
 #include "worker/requests.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "utils/timestamp.h"
+}
 
 namespace partheal::ahead {
 
 namespace {
 
-// Claims partition `next` and queues it.
+// A full queue is said once a minute per table at most, with the count of
+// attempts it dropped since: a COPY crossing hundreds of marks would say it
+// hundreds of times otherwise.
+constexpr int64 kQueueFullLogEveryUs = 60 * USECS_PER_SEC;
+
+void say_queue_full(Oid relid, int64 partition) {
+  const uint64 now = static_cast<uint64>(GetCurrentTimestamp());
+  uint64 dropped = 0;
+  bool say = false;
+  with_state(relid, [&](TableState& s) {
+    count(s.queue_full_dropped);
+    uint64 last = pg_atomic_read_u64(&s.queue_full_said_at);
+    if (last != 0 && now - last < static_cast<uint64>(kQueueFullLogEveryUs)) return;
+    if (!pg_atomic_compare_exchange_u64(&s.queue_full_said_at, &last, now)) return;
+    dropped = pg_atomic_exchange_u64(&s.queue_full_dropped, 0);
+    say = true;
+  });
+  if (!say) return;
+  std::string line = fmt::format(
+      "{} create-ahead queue full: partition {} of {} is left to the heal and to the worker's "
+      "poll ({} attempt{} dropped since the last such line; said once a minute at most)",
+      errors::kLogAheadDropped, partition, pg::relation_label(relid), dropped,
+      dropped == 1 ? "" : "s");
+  const char* text = line.c_str();
+  pg::guard([&] {
+    ereport(LOG, (errmsg_internal("%s", text), errhidestmt(true), errhidecontext(true)));
+  });
+}
+
+// Claims partition `next` and queues it, unless it exists already (a
+// partheal_reserve made it, or a hand-made partition covers it): a
+// partition that exists needs no request.
 void request_next(Oid relid, int64 next, int64 size, int64 key_max) {
   int64 first = 0;
   if (!heal::first_id_of(next, size, key_max, &first)) return;
   bool claimed = false;
   with_state(relid, [&](TableState& s) {
     claimed = claim(&s, next);  // false: another backend, or an earlier call, has it
-    if (claimed) count(s.ahead_requested);
   });
-  if (claimed && !worker::request_create_ahead(relid, next, size))
+  if (!claimed) return;
+  // The caller holds a lock on the table already (its INSERT, COPY or
+  // append): opening it again waits for nothing.
+  Relation rel = pg::guard([&] { return try_relation_open(relid, AccessShareLock); });
+  if (rel == nullptr) return;
+  int64 end = static_cast<int64>(
+      Min(static_cast<__int128>(first) + size - 1, static_cast<__int128>(key_max)));
+  bool exists = heal::has_own_partition(rel, first) && heal::has_own_partition(rel, end);
+  pg::guard([&] { relation_close(rel, NoLock); });
+  if (exists) return;
+  with_state(relid, [](TableState& s) { count(s.ahead_requested); });
+  if (!worker::request_create_ahead(relid, next, size)) {
     with_state(relid, [](TableState& s) { count(s.ahead_failed); });
+    say_queue_full(relid, next);
+  }
 }
 
-// True when the draw that returned id passed its partition's mark: with an
-// increment above one the mark id itself may never be drawn.
-bool is_mark(int64 id, int64 increment, int64 size, int percent, int64* partition) {
-  *partition = heal::partition_number(id, size);
-  int64 mark = heal::mark_of(*partition, size, percent);
-  return id >= mark && static_cast<__int128>(id) - increment < mark;
+// The partition the draw that returned `id` asks for, if it is a mark
+// (ahead/headroom.hpp: with an increment above one the mark id itself may
+// never be drawn, and with one larger than a partition every draw asks for
+// the next draw's partition).
+std::optional<int64> mark_of_draw(int64 id, int64 increment, int64 size, int percent) {
+  std::optional<int64_t> target = mark_target(id, increment, size, percent);
+  if (!target) return std::nullopt;
+  return static_cast<int64>(*target);
 }
 
 }  // namespace
@@ -43,8 +101,9 @@ std::vector<int64> mark_ids_in_use(const manage::ManagedTable& table, Oid owner,
   if (percent == 0) return ids;
   std::optional<int64> position_n;
   for (int64 id : given) {
-    int64 n = 0;
-    if (!is_mark(id, table.shape.sequence_increment, size, percent, &n)) continue;
+    std::optional<int64> target = mark_of_draw(id, table.shape.sequence_increment, size, percent);
+    if (!target) continue;
+    int64 n = heal::partition_number(id, size);
     if (!position_n) {
       std::optional<SequencePosition> seq;
       pg::as_role(owner, [&] { seq = read_sequence(table.shape.sequence, true); });
@@ -62,11 +121,10 @@ void after_append(const manage::ManagedTable& table, const std::vector<int64>& i
   });
   if (!tracked || table.config.mark_percent == 0) return;
   const int64 size = table.config.partition_size;
-  for (int64 id : ids) {
-    int64 n = 0;
-    if (is_mark(id, table.shape.sequence_increment, size, table.config.mark_percent, &n))
-      request_next(table.shape.relid, n + 1, size, table.shape.key_max);
-  }
+  for (int64 id : ids)
+    if (std::optional<int64> target =
+            mark_of_draw(id, table.shape.sequence_increment, size, table.config.mark_percent))
+      request_next(table.shape.relid, *target, size, table.shape.key_max);
 }
 
 bool after_draw(Oid relid, int64 id, int64 increment) {
@@ -78,9 +136,9 @@ bool after_draw(Oid relid, int64 id, int64 increment) {
     percent = static_cast<int>(pg_atomic_read_u32(&s.mark_percent));
     key_max = static_cast<int64>(pg_atomic_read_u64(&s.key_max));
   });
-  int64 n = 0;
-  if (tracked && size > 0 && percent > 0 && is_mark(id, increment, size, percent, &n))
-    request_next(relid, n + 1, size, key_max);
+  if (!tracked || size <= 0 || percent <= 0) return tracked;
+  if (std::optional<int64> target = mark_of_draw(id, increment, size, percent))
+    request_next(relid, *target, size, key_max);
   return tracked;
 }
 

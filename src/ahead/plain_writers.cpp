@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "ahead/headroom.hpp"
 #include "ahead/mark.hpp"
 #include "ahead/sequence.hpp"
 #include "heal/bounds.hpp"
@@ -95,11 +96,9 @@ PARTHEAL_SQL_FUNCTION(partheal_nextval) {
   const int64 size = table->config.partition_size;
   const int percent = table->config.mark_percent;
   if (percent == 0) return Int64GetDatum(id);
-  int64 n = heal::partition_number(id, size);
-  int64 mark = heal::mark_of(n, size, percent);
   int64 increment = table->shape.sequence_increment;
   // Only a caller who may insert into the table asks for its partitions.
-  if (id >= mark && static_cast<__int128>(id) - increment < mark && ahead::may_insert(relid))
+  if (ahead::mark_target(id, increment, size, percent) && ahead::may_insert(relid))
     (void)ahead::after_draw(relid, id, increment);
   return Int64GetDatum(id);
 }
@@ -141,7 +140,11 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
   if (last > shape.key_max) last = shape.key_max;
   int64 first_n = heal::partition_number(static_cast<int64>(first), size);
   int64 last_n = heal::partition_number(static_cast<int64>(last), size);
-  __int128 partitions = static_cast<__int128>(last_n) - first_n + 1;
+  // With an increment larger than a partition every draw lands in a
+  // partition of its own, and the partitions between are never used.
+  const bool sparse = seq.increment > size;
+  __int128 partitions =
+      sparse ? (last - first) / seq.increment + 1 : static_cast<__int128>(last_n) - first_n + 1;
   bool owner = pg::guard([&] { return pg_class_ownercheck(relid, GetUserId()); });
   int64 limit = owner ? ahead::kOwnerReserveLimit : settings::max_ahead_partitions;
   if (partitions > limit)
@@ -159,7 +162,9 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
   // One id per partition the load will touch: the first it will draw there.
   std::vector<int64> ids;
   ids.reserve(static_cast<size_t>(partitions));
-  for (int64 n = first_n; n <= last_n; ++n) {
+  for (__int128 id = first; sparse && id <= last; id += seq.increment)
+    ids.push_back(static_cast<int64>(id));
+  for (int64 n = first_n; !sparse && n <= last_n; ++n) {
     int64 start = 0;
     if (!heal::first_id_of(n, size, shape.key_max, &start)) break;
     ids.push_back(n == first_n ? static_cast<int64>(first) : start);

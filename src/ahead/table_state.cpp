@@ -33,7 +33,7 @@ void init_entry(TableState* s) {
   pg_atomic_init_u32(&s->headroom, 0);
   for (pg_atomic_uint64* c :
        {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
-        &s->ahead_failed, &s->last_heal})
+        &s->ahead_failed, &s->last_heal, &s->queue_full_said_at, &s->queue_full_dropped})
     pg_atomic_init_u64(c, 0);
 }
 

@@ -34,9 +34,11 @@ struct TableState {
   pg_atomic_uint64 ahead_requested;
   pg_atomic_uint64 ahead_created;
   pg_atomic_uint64 ahead_failed;
-  pg_atomic_uint64 last_heal;  // TimestampTz; 0: never
-  pg_atomic_uint64 key_max;    // the key type's largest value, as int64 bits
-  pg_atomic_uint32 headroom;   // partitions the worker keeps ahead now; 0: not polled yet
+  pg_atomic_uint64 last_heal;           // TimestampTz; 0: never
+  pg_atomic_uint64 key_max;             // the key type's largest value, as int64 bits
+  pg_atomic_uint32 headroom;            // partitions the worker keeps ahead now; 0: not polled yet
+  pg_atomic_uint64 queue_full_said_at;  // TimestampTz of the last PHL05 "queue full"; 0: never
+  pg_atomic_uint64 queue_full_dropped;  // attempts dropped since
 };
 
 constexpr int64 kNothingAttempted = PG_INT64_MIN;

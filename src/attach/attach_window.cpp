@@ -60,7 +60,8 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
     bool has_default = pg::guard([&] {
       HeapTuple tuple = SearchSysCache1(PARTRELID, ObjectIdGetDatum(relid));
       if (!HeapTupleIsValid(tuple)) return false;
-      bool found = OidIsValid(reinterpret_cast<Form_pg_partitioned_table>(GETSTRUCT(tuple))->partdefid);
+      bool found =
+          OidIsValid(reinterpret_cast<Form_pg_partitioned_table>(GETSTRUCT(tuple))->partdefid);
       ReleaseSysCache(tuple);
       return found;
     });

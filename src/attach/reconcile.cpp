@@ -431,8 +431,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
       pg::set_local_as_server("deadlock_timeout", kOwnDeadlockTimeoutMs);
       pg::set_local("lock_timeout", std::to_string(budget_ms));
       pg::as_role(p.owner, [&] {
-        if (!OidIsValid(existing))
-          ddl::create_child_table(p.relid, p.schema, table, p.name);
+        if (!OidIsValid(existing)) ddl::create_child_table(p.relid, p.schema, table, p.name);
         r.partition = lookup();
         // Asked without a lock anyone waits for: a plain ATTACH that is
         // sure to fail would hold writers at the parent for a whole scan of

@@ -67,8 +67,7 @@ bool is_partheal_nextval_call(Node* expr, Oid* parent, Oid* sequence) {
     const char* name = get_func_name(funcid);
     if (name == nullptr || strcmp(name, "partheal_nextval") != 0) return false;
     Oid extension = get_extension_oid("partheal", true);
-    return OidIsValid(extension) &&
-           getExtensionOfObject(ProcedureRelationId, funcid) == extension;
+    return OidIsValid(extension) && getExtensionOfObject(ProcedureRelationId, funcid) == extension;
   });
 }
 

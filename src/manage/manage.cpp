@@ -174,10 +174,9 @@ void install_partheal_nextval(const TableShape& shape) {
         "Declare the id bigserial, or keep nextval_default false.");
   // describe() refused any other default: what is left is exactly
   // nextval(sequence), which partheal_unmanage can put back.
-  set_key_default(shape,
-                  fmt::format("{}.partheal_nextval({}, {})", extension_schema_sql(),
-                              ddl::regclass_literal(shape.relid),
-                              ddl::regclass_literal(shape.sequence)));
+  set_key_default(shape, fmt::format("{}.partheal_nextval({}, {})", extension_schema_sql(),
+                                     ddl::regclass_literal(shape.relid),
+                                     ddl::regclass_literal(shape.sequence)));
 }
 
 // Back to the plain nextval of the same sequence, as serial declares it, on
@@ -192,8 +191,7 @@ void restore_nextval(Oid relid) {
   List* all = pg::guard([&] { return find_all_inheritors(relid, AccessShareLock, nullptr); });
   std::vector<Oid> tables;
   ListCell* cell;
-  foreach (cell, all)
-    tables.push_back(lfirst_oid(cell));
+  foreach (cell, all) tables.push_back(lfirst_oid(cell));
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
   for (Oid table : tables)

@@ -137,15 +137,7 @@ bool request_create_ahead(Oid relid, int64 partition, int64 partition_size) {
     break;
   }
   SpinLockRelease(&s.ahead_mutex);
-  if (!queued) {
-    std::string line = fmt::format(
-        "{} create-ahead queue full; partition {} of {} is left "
-        "to the heal",
-        errors::kLogAheadDropped, partition, pg::relation_label(relid));
-    const char* text = line.c_str();
-    pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
-    return false;
-  }
+  if (!queued) return false;  // the caller says so, rate-limited
   // The append that crossed the mark must not wait for, or fail with, the
   // worker: a worker that cannot start now is started by the next heal.
   try {

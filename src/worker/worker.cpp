@@ -220,6 +220,11 @@ struct Watched {
   int headroom;
 };
 
+// The sequence as the ahead math sees it.
+ahead::Draws draws_of(const ahead::SequencePosition& seq) {
+  return ahead::Draws{seq.drawn ? seq.last : seq.next, seq.drawn, seq.increment, seq.cache};
+}
+
 constexpr long kFirstRetryMs = 1000;
 constexpr long kMaxRetryMs = 60000;
 // After a round that had to create partitions the next poll comes this soon.
@@ -286,16 +291,15 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
     const ahead::SequencePosition& seq = *read;
     const int64 size = table->config.partition_size;
     TableWatch& watch = watches()[relid];
+    const ahead::Draws draws = draws_of(seq);
     // Observed before the first draw too, so the first burst's rate is
     // known at the first poll that sees it, not one poll later.
     ahead::observe(watch.traffic, seq.last, GetCurrentTimestamp() / 1000);
-    int headroom = ahead::headroom(watch.traffic, size, settings::ahead_seconds,
-                                   settings::max_ahead_partitions);
+    int headroom = ahead::headroom(watch.traffic, ahead::partition_step(seq.increment, size),
+                                   settings::ahead_seconds, settings::max_ahead_partitions);
     // The watermark follows the ids in use: a sequence moved back (RESTART,
-    // setval) must not leave the marks below it claimed for good.
-    const __int128 wanted =
-        static_cast<__int128>(heal::partition_number(seq.last, size)) + headroom + 1;
-    const int64 ceiling = wanted > PG_INT64_MAX ? PG_INT64_MAX : static_cast<int64>(wanted);
+    // setval) must not leave the marks above it claimed for good.
+    const int64 ceiling = ahead::watermark_ceiling(draws, size, table->config.mark_percent);
     ahead::with_state(relid, [&](ahead::TableState& s) {
       pg_atomic_write_u32(&s.headroom, static_cast<uint32>(headroom));
       ahead::pull_watermark_down(&s, ceiling);
@@ -412,33 +416,23 @@ heal::Ensured ensure_next_needed(const Watched& w) {
   Relation rel = pg::guard([&] { return try_relation_open(w.relid, NoLock); });
   if (rel == nullptr) return {};
   std::optional<ahead::SequencePosition> seq = ahead::read_sequence(w.sequence, false);
-  if (!seq || !seq->drawn) {
+  if (!seq) {
     pg::guard([&] { relation_close(rel, NoLock); });
     return {};
   }
-  // With CACHE > 1 other sessions hold ids below the position, in the chunk
-  // before it at least: the span starts there.
-  __int128 pending = static_cast<__int128>(seq->cache - 1) * seq->increment;
-  int64 lowest = static_cast<int64>(
-      Max(static_cast<__int128>(seq->last) - pending, static_cast<__int128>(PG_INT64_MIN)));
-  ahead::Span span = ahead::needed(seq->last, w.size, w.mark_percent, w.headroom);
-  span.first = Min(span.first, heal::partition_number(lowest, w.size));
   heal::refresh_partitions(rel);
   int64 missing_id = 0;
   bool missing = false;
-  // Each partition is checked at both ends: a hand-made or cut partition may
-  // cover one end of the aligned range and not the other.
-  for (int64 n = span.first; n <= span.last && !missing; ++n) {
-    int64 first = 0;
-    if (!heal::first_id_of(n, w.size, w.key_max, &first)) break;
-    int64 end = static_cast<int64>(
-        Min(static_cast<__int128>(first) + w.size - 1, static_cast<__int128>(w.key_max)));
-    for (int64 id : {first, end}) {
-      if (missing || heal::routes(rel, id)) continue;
-      missing = true;
-      missing_id = id;
-    }
-    if (n == span.last) break;  // never step past INT64_MAX
+  // A sequence not drawn from yet (a new table, a RESTART) needs the
+  // partition of its first id before anyone draws it. Each partition is
+  // checked at both ends: a hand-made or cut partition may cover one end of
+  // the aligned range and not the other.
+  for (int64 id :
+       ahead::needed_ids(draws_of(*seq), w.size, w.mark_percent, w.headroom, w.key_max)) {
+    if (heal::routes(rel, id)) continue;
+    missing = true;
+    missing_id = id;
+    break;
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!missing) return {};

@@ -154,6 +154,86 @@ $node->safe_psql('old', 'INSERT INTO m (v) SELECT g FROM generate_series(1, 3) g
 ok($node->poll_query_until('old', q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'm_p10'}),
   'and 0.2\'s partheal_nextval default works on it: its mark made the next partition');
 
+# A sequence not drawn from yet is polled too: a table managed with no
+# partition at all, and one whose sequence was RESTARTed past its partitions,
+# get the position's own partition within a few naptimes, and plain INSERTs
+# land. The watermark comes down to the restarted position's partition.
+my $within = sub {  # polls for at most $seconds
+  my ($query, $seconds) = @_;
+  for (1 .. $seconds * 10) {
+    return 1 if $sql->($query) eq 't';
+    Time::HiRes::sleep(0.1);
+  }
+  return 0;
+};
+$sql->(q{CREATE TABLE fresh (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('fresh', 10)});
+ok($within->(q{SELECT count(*) >= 1 FROM pg_inherits WHERE inhparent = 'fresh'::regclass}, 3),
+  'a table managed with no partition gets its first one without any draw');
+is($sql->(q{INSERT INTO fresh (v) VALUES (1) RETURNING id, tableoid::regclass}), '1|fresh_p0',
+  'and the first plain INSERT lands in it');
+$sql->(q{SELECT count(*) FROM partheal_append('fresh', (SELECT jsonb_agg(jsonb_build_object('v', g)) FROM generate_series(1, 24) g))});
+ok($within->(q{SELECT watermark >= 2 FROM partheal_stats WHERE parent = 'fresh'::regclass}, 3),
+  'ids at 25: the marks claimed partition 2');
+$sql->(q{ALTER SEQUENCE fresh_id_seq RESTART});
+ok($within->(q{SELECT watermark = 0 FROM partheal_stats WHERE parent = 'fresh'::regclass}, 3),
+  'after RESTART the watermark comes down to the position\'s partition, 0');
+$sql->(q{ALTER SEQUENCE fresh_id_seq RESTART WITH 5000});
+ok($within->(q{SELECT to_regclass('fresh_p5000') IS NOT NULL}, 3),
+  'RESTART WITH 5000, never drawn: the worker creates 5000\'s partition');
+is($sql->(q{INSERT INTO fresh (v) VALUES (2) RETURNING id, tableoid::regclass}), '5000|fresh_p5000',
+  'and the next plain INSERT lands in it');
+
+# Interleaved ids: INCREMENT BY 1000 at partition size 100 puts every draw in
+# a partition of its own, and create-ahead follows the draws, not the
+# partition numbers: slow plain INSERTs never fail, and the partitions made
+# are about one per row, plus the headroom.
+for my $case (['stride_mark', 'true'], ['stride_poll', 'NULL']) {
+  my ($t, $nextval_default) = @$case;
+  $sql->(qq{CREATE SEQUENCE ${t}_seq INCREMENT BY 1000;
+    CREATE TABLE $t (id bigint DEFAULT nextval('${t}_seq'), v int) PARTITION BY RANGE (id);
+    ALTER SEQUENCE ${t}_seq OWNED BY $t.id;
+    SELECT partheal_manage('$t', 100, 80, nextval_default => $nextval_default)});
+  ok($within->(qq{SELECT to_regclass('${t}_p0') IS NOT NULL}, 3), "$t: the first id's partition");
+  my $failed = 0;
+  for my $i (1 .. 30) {
+    my ($rc) = $node->psql('postgres', "INSERT INTO $t (v) VALUES ($i)");
+    $failed++ if $rc != 0;
+    Time::HiRes::sleep(0.1);
+  }
+  is($failed, 0, "$t: none of 30 slow plain INSERTs 1000 ids apart failed");
+  my $made = $sql->(qq{SELECT count(*) FROM pg_inherits WHERE inhparent = '$t'::regclass});
+  cmp_ok($made, '<=', 30 + 5 + 1, "$t: $made partitions for 30 rows: one a row, plus the headroom");
+  is($sql->(qq{SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = '$t'::regclass
+        AND NOT EXISTS (SELECT FROM $t WHERE tableoid = c.oid)
+        AND substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM [(]''?(-?[0-9]+)')::bigint
+            < (SELECT max(id) FROM $t)}), '0',
+    "$t: no partition was made for ids the sequence skips");
+}
+
+# Log noise: a COPY after partheal_reserve made its partitions crosses every
+# mark without a request (the partitions exist), so no PHL05 line; a full
+# create-ahead queue is said once a minute per table at most.
+$sql->(q{CREATE TABLE quiet_copy (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('quiet_copy', 100, 80, nextval_default => true);
+  SELECT partheal_reserve('quiet_copy', 50000)});
+my $log_from = -s $node->logfile;
+$sql->(q{COPY quiet_copy (v) FROM PROGRAM 'seq 1 50000'});
+is($sql->(q{SELECT count(*) FROM quiet_copy}), '50000', 'the COPY of 50,000 rows lands');
+is($sql->(q{SELECT ahead_requested FROM partheal_stats WHERE parent = 'quiet_copy'::regclass}), '0',
+  'no create-ahead request for partitions that exist');
+my $copy_log = substr(slurp_file($node->logfile), $log_from);
+is(scalar(() = $copy_log =~ /PHL05/g), 0, 'and no PHL05 line');
+$sql->(q{CREATE TABLE flood (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('flood', 10, 80, nextval_default => true)});
+$log_from = -s $node->logfile;
+$sql->(q{SELECT count(partheal_nextval('flood', 'flood_id_seq')) FROM generate_series(1, 20000)});
+my $flood_log = substr(slurp_file($node->logfile), $log_from);
+my @full = $flood_log =~ /(PHL05 create-ahead queue full[^\n]*)/g;
+is(scalar(@full), 1, 'a queue filled by 2,000 marks is said once') or diag(join("\n", @full));
+unlike($flood_log, qr/PHL05[^\n]*\n(?:CONTEXT|STATEMENT):/, 'without CONTEXT or STATEMENT lines');
+
 # Uninstall: the partitions partheal makes never carry partheal_nextval as a
 # default of their own, and partheal_unmanage puts nextval back on every
 # partition that does (made by hand with PARTITION OF, which copies the
