@@ -282,6 +282,36 @@ CALL partheal_partition_data('owned', '10');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 
+-- Day and week windows of a timestamptz key are calendar days and weeks of
+-- the session's TimeZone, midnight to midnight: a summer day in New York is
+-- [00:00-04, 00:00-04), the day the clocks go forward is 23 hours long, and
+-- weeks begin on Monday. Smaller units are lengths of time. (Terse: the
+-- summary's DETAIL is the time it took.)
+\set VERBOSITY terse
+SET TimeZone = 'America/New_York';
+CREATE TABLE nyc (at timestamptz NOT NULL) PARTITION BY RANGE (at);
+CREATE TABLE nyc_legacy PARTITION OF nyc DEFAULT;
+INSERT INTO nyc VALUES ('2026-07-01 00:30-04'), ('2026-07-01 23:30-04'), ('2026-07-02 00:10-04'),
+  ('2026-03-08 12:00-04');
+CALL partheal_partition_data('nyc', '1 day');
+SELECT * FROM tree('nyc');
+CREATE TABLE nyc_weeks (at timestamptz NOT NULL) PARTITION BY RANGE (at);
+CREATE TABLE nyc_weeks_legacy PARTITION OF nyc_weeks DEFAULT;
+INSERT INTO nyc_weeks VALUES ('2026-07-01 12:00'), ('2026-07-06 00:00'), ('2026-07-05 23:59');
+CALL partheal_partition_data('nyc_weeks', '1 week');
+SELECT child, bound, rows, to_char(lower(r), 'Dy') AS starts FROM tree('nyc_weeks'),
+  LATERAL (SELECT tstzrange(substring(bound FROM 'FROM [(]''([^'']+)')::timestamptz,
+                            substring(bound FROM 'TO [(]''([^'']+)')::timestamptz) AS r) b
+ WHERE bound <> 'DEFAULT';
+CREATE TABLE nyc_hours (at timestamptz NOT NULL) PARTITION BY RANGE (at);
+CREATE TABLE nyc_hours_legacy PARTITION OF nyc_hours DEFAULT;
+INSERT INTO nyc_hours VALUES ('2026-07-01 12:30');
+CALL partheal_partition_data('nyc_hours', '6 hours');
+SELECT * FROM tree('nyc_hours');
+DROP TABLE nyc, nyc_weeks, nyc_hours;
+SET TimeZone = 'UTC';
+\set VERBOSITY default
+
 -- A parent with a tablespace gives it to the window's table, as PARTITION
 -- OF would.
 SET allow_in_place_tablespaces = true;

@@ -32,9 +32,11 @@ using namespace partheal;
 namespace {
 
 struct WindowSize {
-  int64 integer = 0;     // integer keys
-  int32 months = 0;      // time keys: whole months, or
-  std::string interval;  // days and smaller units, as text for date_bin
+  int64 integer = 0;         // integer keys
+  int32 months = 0;          // time keys: whole months, or
+  std::string interval;      // days and smaller units, as text for date_bin
+  bool whole_days = false;   // days only, no smaller unit: calendar days
+  bool whole_weeks = false;  // and a multiple of 7: calendar weeks, from Monday
 };
 
 const char* type_sql(Oid type) {
@@ -80,6 +82,8 @@ WindowSize parse_size(Oid type, const std::string& text) {
     return *DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(t),
                                                   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
   });
+  s.whole_days = iv.month == 0 && iv.day > 0 && iv.time == 0;
+  s.whole_weeks = s.whole_days && iv.day % 7 == 0;
   bool months_only = iv.month > 0 && iv.day == 0 && iv.time == 0;
   bool days_only = iv.month == 0 && (iv.day > 0 || iv.time > 0) && iv.day >= 0 && iv.time >= 0;
   bool whole_days = iv.time == 0;
@@ -131,11 +135,27 @@ std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
         "/ $1) * $1)::pg_catalog.int4)",
         T);
     interval_text = fmt::format("{} months", size.months);
-  } else if (p.key.type == DATEOID) {
-    lower =
+  } else if (p.key.type == DATEOID || p.key.type == TIMESTAMPOID || size.whole_days) {
+    // Days and weeks are calendar days and weeks of the session's TimeZone,
+    // from midnight to midnight whatever the clock change between (a day of
+    // 23 or 25 hours): binned in local time, on 2000-01-01, or for weeks on
+    // Monday 2000-01-03, and cast back. For a timestamptz key, `lo + $2`
+    // adds calendar days in that zone too. The CASE keeps the window on the
+    // key where a zone's midnight is ambiguous (a clock set back at 00:00).
+    const char* origin = size.whole_weeks ? "'2000-01-03'" : "'2000-01-01'";
+    std::string local = fmt::format(
         "pg_catalog.date_bin($2::pg_catalog.interval, v::pg_catalog.timestamp, "
-        "'2000-01-01'::pg_catalog.timestamp)";
+        "{}::pg_catalog.timestamp)",
+        origin);
+    lower = p.key.type == TIMESTAMPTZOID
+                ? fmt::format(
+                      "(SELECT CASE WHEN b OPERATOR(pg_catalog.<=) v THEN b ELSE v END "
+                      "FROM (SELECT ({})::pg_catalog.timestamptz AS b) day)",
+                      local)
+                : local;
   } else {
+    // Smaller units of a timestamptz key are lengths of time, binned from
+    // midnight 2000-01-01 in the session's TimeZone.
     lower = fmt::format("pg_catalog.date_bin($2::pg_catalog.interval, v, '2000-01-01'::{})", T);
   }
   std::string upper = is_integer(p.key.type)
