@@ -130,3 +130,32 @@ SELECT wait_for_failed('late_def') AS ahead_failed;
 SELECT count(*) AS in_default FROM late_def_d;
 SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'late_def'::regclass;
 DROP TABLE late_def;
+
+-- What the worker creates next, and when, as its last poll saw it; the
+-- watermark as an id (ahead_claimed_to); the worker's database by name.
+CREATE TABLE nxt (id bigserial) PARTITION BY RANGE (id);
+CREATE TABLE nxt_p0 PARTITION OF nxt FOR VALUES FROM (0) TO (10);
+SELECT partheal_manage('nxt', 10);
+CREATE FUNCTION wait_for_reason(t regclass, pattern text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  FOR i IN 1..200 LOOP
+    SELECT next_reason INTO r FROM partheal_stats WHERE parent = t;
+    IF r ~ pattern THEN RETURN r; END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN r;
+END $$;
+SELECT wait_for_reason('nxt', 'when ids reach 8');
+SELECT next_from, next_to, watermark, ahead_claimed_to FROM partheal_stats WHERE parent = 'nxt'::regclass;
+-- Past the mark, the mark claims partition 1 (ids up to 20), and the next is
+-- partition 2, at the mark of partition 1.
+SELECT count(*) FROM partheal_append('nxt', '[{}, {}, {}, {}, {}, {}, {}, {}]');
+SELECT wait_for_reason('nxt', 'when ids reach 18');
+SELECT next_from, next_to, watermark, ahead_claimed_to FROM partheal_stats WHERE parent = 'nxt'::regclass;
+SELECT partheal_manage('nxt', 10, NULL);
+SELECT wait_for_reason('nxt', 'off');
+SELECT datname = current_database() AS named FROM partheal_workers()
+ WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database());
+DROP TABLE nxt;
+DROP FUNCTION wait_for_reason(regclass, text);

@@ -1,4 +1,7 @@
 // partheal_stats(): the shared-memory counters of this database's tables.
+#include <fmt/format.h>
+
+#include <string>
 #include <vector>
 
 #include "ahead/table_state.hpp"
@@ -7,6 +10,7 @@
 
 extern "C" {
 #include "funcapi.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 }
@@ -21,7 +25,37 @@ struct StatsRow {
   int64 watermark;
   TimestampTz last_heal;
   uint32 headroom;
+  int64 partition_size;
+  int64 next_from;
+  int64 next_to;
+  int64 next_at;
+  NextReason next_reason;
 };
+
+// partheal_stats.next_reason, in words.
+std::string reason_text(const StatsRow& row) {
+  switch (row.next_reason) {
+    case NextReason::kNotPolled:
+      return "";
+    case NextReason::kMissing:
+      return fmt::format("missing: the ids the sequence draws need it (id {}); being created",
+                         row.next_at);
+    case NextReason::kAtMark:
+      return fmt::format("when ids reach {}, the create-ahead mark", row.next_at);
+    case NextReason::kAtNextDraw:
+      return fmt::format(
+          "at the next draw, id {}: with an increment larger than a partition "
+          "each draw has a partition of its own",
+          row.next_at);
+    case NextReason::kOff:
+      return "none: create-ahead is off for the table";
+    case NextReason::kDefault:
+      return "none: a DEFAULT partition is attached";
+    case NextReason::kNone:
+      return "none: the key type has no room for another partition";
+  }
+  return "";
+}
 
 void collect(TableState* s, void* ctx) noexcept {
   auto* rows = static_cast<std::vector<StatsRow>*>(ctx);
@@ -33,7 +67,12 @@ void collect(TableState* s, void* ctx) noexcept {
        pg_atomic_read_u64(&s->ahead_created), pg_atomic_read_u64(&s->ahead_failed)},
       watermark(s),
       static_cast<TimestampTz>(pg_atomic_read_u64(&s->last_heal)),
-      pg_atomic_read_u32(&s->headroom)};
+      pg_atomic_read_u32(&s->headroom),
+      static_cast<int64>(pg_atomic_read_u64(&s->partition_size)),
+      static_cast<int64>(pg_atomic_read_u64(&s->next_from)),
+      static_cast<int64>(pg_atomic_read_u64(&s->next_to)),
+      static_cast<int64>(pg_atomic_read_u64(&s->next_at)),
+      static_cast<NextReason>(pg_atomic_read_u32(&s->next_reason))};
   rows->push_back(row);
 }
 
@@ -50,23 +89,44 @@ PARTHEAL_SQL_FUNCTION(partheal_stats) {
   // never allocates, so a table registered past that shows next time.
   rows.reserve(static_cast<size_t>(ahead::tracked()) + 64);
   ahead::for_each_in_database(ahead::collect, &rows);
+  std::vector<std::string> reasons;
+  for (const ahead::StatsRow& row : rows) reasons.push_back(ahead::reason_text(row));
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   pg::guard([&] {
     InitMaterializedSRF(fcinfo, 0);
-    // 0.1's declaration has no headroom column; tuplestore_putvalues reads
-    // only as many values as the declared row has.
-    for (const ahead::StatsRow& row : rows) {
-      Datum values[11];
-      bool nulls[11] = {};
+    // 0.1's declaration has no headroom column, 0.2's none of the columns
+    // after it; tuplestore_putvalues reads only as many values as the
+    // declared row has.
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const ahead::StatsRow& row = rows[i];
+      Datum values[15];
+      bool nulls[15] = {};
       values[0] = ObjectIdGetDatum(row.relid);
-      for (int i = 0; i < 7; ++i)
-        values[1 + i] = Int64GetDatum(static_cast<int64>(row.counters[i]));
+      for (int c = 0; c < 7; ++c)
+        values[1 + c] = Int64GetDatum(static_cast<int64>(row.counters[c]));
       values[8] = Int64GetDatum(row.watermark);
       nulls[8] = row.watermark == ahead::kNothingAttempted;
       values[9] = TimestampTzGetDatum(row.last_heal);
       nulls[9] = row.last_heal == 0;
       values[10] = Int32GetDatum(static_cast<int32>(row.headroom));
       nulls[10] = row.headroom == 0;
+      // The watermark as an id: marks have asked for partitions up to
+      // here (exclusive).
+      __int128 claimed = (static_cast<__int128>(row.watermark) + 1) * row.partition_size;
+      values[11] = Int64GetDatum(claimed > PG_INT64_MAX   ? PG_INT64_MAX
+                                 : claimed < PG_INT64_MIN ? PG_INT64_MIN
+                                                          : static_cast<int64>(claimed));
+      nulls[11] = nulls[8] || row.partition_size <= 0;
+      bool no_next = row.next_reason == ahead::NextReason::kNotPolled ||
+                     row.next_reason == ahead::NextReason::kOff ||
+                     row.next_reason == ahead::NextReason::kDefault ||
+                     row.next_reason == ahead::NextReason::kNone;
+      values[12] = Int64GetDatum(row.next_from);
+      nulls[12] = no_next;
+      values[13] = Int64GetDatum(row.next_to);
+      nulls[13] = no_next;
+      values[14] = CStringGetTextDatum(reasons[i].c_str());
+      nulls[14] = reasons[i].empty();
       tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
   });

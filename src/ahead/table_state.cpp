@@ -33,8 +33,10 @@ void init_entry(TableState* s) {
   pg_atomic_init_u32(&s->headroom, 0);
   for (pg_atomic_uint64* c :
        {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
-        &s->ahead_failed, &s->last_heal, &s->queue_full_said_at, &s->queue_full_dropped})
+        &s->ahead_failed, &s->last_heal, &s->queue_full_said_at, &s->queue_full_dropped,
+        &s->next_from, &s->next_to, &s->next_at})
     pg_atomic_init_u64(c, 0);
+  pg_atomic_init_u32(&s->next_reason, static_cast<uint32>(NextReason::kNotPolled));
 }
 
 // Visits every state under the table lock. `visit` touches shared memory
@@ -183,6 +185,15 @@ void init_shared_memory() {
                          HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
   LWLockRelease(AddinShmemInitLock);
   tables_lock = &(GetNamedLWLockTranche("partheal tables"))->lock;
+}
+
+void set_next(Oid relid, NextReason reason, int64 from, int64 to, int64 at) {
+  with_state(relid, [&](TableState& s) {
+    pg_atomic_write_u64(&s.next_from, bits_of(from));
+    pg_atomic_write_u64(&s.next_to, bits_of(to));
+    pg_atomic_write_u64(&s.next_at, bits_of(at));
+    pg_atomic_write_u32(&s.next_reason, static_cast<uint32>(reason));
+  });
 }
 
 }  // namespace partheal::ahead

@@ -39,7 +39,26 @@ struct TableState {
   pg_atomic_uint32 headroom;            // partitions the worker keeps ahead now; 0: not polled yet
   pg_atomic_uint64 queue_full_said_at;  // TimestampTz of the last PHL05 "queue full"; 0: never
   pg_atomic_uint64 queue_full_dropped;  // attempts dropped since
+  // What the worker will create next, as its last poll saw it
+  // (partheal_stats.next_from, next_to, next_reason): int64 bits.
+  pg_atomic_uint64 next_from;
+  pg_atomic_uint64 next_to;
+  pg_atomic_uint64 next_at;      // the id whose draw makes it needed
+  pg_atomic_uint32 next_reason;  // NextReason
 };
+
+enum class NextReason : uint32 {
+  kNotPolled = 0,   // the worker has not polled the table since it started
+  kMissing = 1,     // needed now: the worker is creating it
+  kAtMark = 2,      // made when ids reach next_at, the mark
+  kAtNextDraw = 3,  // made at the next draw, next_at (an increment larger than a partition)
+  kOff = 4,         // create-ahead is off for the table
+  kDefault = 5,     // a DEFAULT partition is attached: none is made
+  kNone = 6,        // nothing: the key type ends before another partition
+};
+
+// Publishes what the worker will create next for relid.
+void set_next(Oid relid, NextReason reason, int64 from = 0, int64 to = 0, int64 at = 0);
 
 constexpr int64 kNothingAttempted = PG_INT64_MIN;
 

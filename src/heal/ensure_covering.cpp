@@ -17,6 +17,7 @@
 extern "C" {
 #include "access/relation.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
@@ -43,6 +44,7 @@ void take_partition_lock(Oid relid, int64 number) {
 }
 
 struct Plan {
+  bool gave_way = false;
   bool needed = false;
   std::string schema;
   Oid namespace_oid = InvalidOid;
@@ -51,13 +53,21 @@ struct Plan {
   Range range;
 };
 
-Plan plan_for(Oid relid, int64 id, int64 partition_size) {
+Plan plan_for(Oid relid, int64 id, int64 partition_size, LockWait wait) {
+  Plan plan;
   // SHARE UPDATE EXCLUSIVE, which ATTACH takes anyway, before deciding:
   // it waits out any partition DDL on the parent in flight, partheal's or
-  // anyone's, so the decision sees what that DDL committed.
-  Relation rel = pg::open_existing(relid, ShareUpdateExclusiveLock);
+  // anyone's, so the decision sees what that DDL committed. Giving way, it
+  // is asked for without waiting (and not granted while anyone queues for
+  // a lock it conflicts with).
+  if (wait == LockWait::kGiveWay &&
+      !pg::guard([&] { return ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock); })) {
+    plan.gave_way = true;
+    return plan;
+  }
+  Relation rel =
+      pg::open_existing(relid, wait == LockWait::kGiveWay ? NoLock : ShareUpdateExclusiveLock);
   manage::TableShape shape = manage::describe(rel);
-  Plan plan;
   // Decided under the advisory lock, so it must see every partition
   // committed so far, not a cached view that missed one (heal/bounds.hpp).
   refresh_partitions(rel);
@@ -89,14 +99,15 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size) {
 
 }  // namespace
 
-Ensured ensure_covering(Oid relid, int64 id, int64 partition_size) {
+Ensured ensure_covering(Oid relid, int64 id, int64 partition_size, LockWait wait) {
   int level = pg::enter_safe_search_path();
   pg::set_local("lock_timeout", std::to_string(settings::ddl_lock_timeout_ms));
   pg::spi::connect();
   take_partition_lock(relid, partition_number(id, partition_size));
 
   Ensured out;
-  Plan plan = plan_for(relid, id, partition_size);
+  Plan plan = plan_for(relid, id, partition_size, wait);
+  out.gave_way = plan.gave_way;
   if (plan.needed) {
     std::string child =
         ddl::free_child_name(plan.namespace_oid, plan.parent, partition_suffix(plan.range.lower));

@@ -51,4 +51,32 @@ void in_subtransaction(F&& body) {
   }
 }
 
+// Runs read-only work in an internal subtransaction that is always rolled
+// back: its locks are released at once, and an error in it is thrown after
+// the rollback. For the worker's poll, which reads many tables in one
+// transaction and must not hold a lock on each until the transaction ends.
+template <typename F>
+void in_rolled_back_subtransaction(F&& body) {
+  MemoryContext context = CurrentMemoryContext;
+  ResourceOwner owner = CurrentResourceOwner;
+  auto roll_back = [&] {
+    guard([&] {
+      RollbackAndReleaseCurrentSubTransaction();
+      MemoryContextSwitchTo(context);
+      CurrentResourceOwner = owner;
+    });
+  };
+  guard([&] {
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(context);
+  });
+  try {
+    body();
+  } catch (...) {
+    roll_back();
+    throw;
+  }
+  roll_back();
+}
+
 }  // namespace partheal::pg

@@ -4,6 +4,8 @@
 
 #include "errors.hpp"
 #include "pg/boundary.hpp"
+#include "pg/error_context.hpp"
+#include "pg/guc_scope.hpp"
 #include "pg/relation.hpp"
 #include "settings.hpp"
 #include "worker/requests.hpp"
@@ -14,6 +16,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
+#include "storage/lock.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
 #include "utils/lsyscache.h"
@@ -67,10 +70,64 @@ Shared& shared() {
   return *state;
 }
 
+void request_lock_tag(LOCKTAG* tag, Oid dboid, int slot, uint64 generation) {
+  SET_LOCKTAG_ADVISORY(*tag, dboid, static_cast<uint32>(slot), static_cast<uint32>(generation),
+                       kRequestLockClass);
+}
+
+namespace {
+
+struct WaitContext {
+  const char* table;
+  int64 id;
+};
+
+void wait_context(void* arg) {
+  auto* w = static_cast<WaitContext*>(arg);
+  errcontext(
+      "waiting for the partheal worker to create the partition of \"%s\" for id " INT64_FORMAT,
+      w->table, w->id);
+}
+
+// Waits, as a lock wait PostgreSQL's deadlock detector can see, until the
+// worker's transaction for this request ends: the worker holds the request's
+// lock for all of it. A cycle through the worker (this transaction holds a
+// lock a session queued behind it wants, and the worker queues behind that
+// session) is then PostgreSQL's to resolve within deadlock_timeout, as if
+// this backend took the worker's locks itself: the worker's request is
+// moved ahead of the session's, or a true deadlock fails one of them with
+// 40P01. Bounded by what is left of partheal.heal_wait_timeout; false when
+// that ran out.
+bool wait_for_worker_transaction(int slot, uint64 generation, long remaining_ms, Oid relid,
+                                 int64 id) {
+  LOCKTAG tag;
+  request_lock_tag(&tag, MyDatabaseId, slot, generation);
+  int level = pg::enter_safe_search_path();
+  pg::set_local("lock_timeout", std::to_string(Max(remaining_ms, 1L)));
+  std::string table = table_name(relid);
+  WaitContext w{table.c_str(), id};
+  try {
+    pg::ErrorContext context(wait_context, &w);
+    pg::guard([&] {
+      (void)LockAcquire(&tag, ShareLock, false, false);
+      LockRelease(&tag, ShareLock, false);
+    });
+  } catch (const PgError& e) {
+    pg::leave_guc_level(level);
+    if (e.sqlerrcode() == ERRCODE_LOCK_NOT_AVAILABLE) return false;
+    throw;
+  }
+  pg::leave_guc_level(level);
+  return true;
+}
+
+}  // namespace
+
 Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   settings::require_preloaded();
   Shared& s = shared();
-  Request& r = s.requests[MyBackendId - 1];
+  const int slot = MyBackendId - 1;
+  Request& r = s.requests[slot];
   SpinLockAcquire(&r.mutex);
   uint64 generation = ++r.generation;
   r.state = RequestState::kPending;
@@ -90,6 +147,7 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
     pg::guard([&] { ConditionVariablePrepareToSleep(&r.answered); });
     for (;;) {
       SpinLockAcquire(&r.mutex);
+      bool running = r.generation == generation && r.state == RequestState::kRunning;
       if (r.generation == generation && r.state == RequestState::kDone) {
         answer = r.answer;
         r.state = RequestState::kFree;
@@ -99,6 +157,13 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
       if (answered) break;
       long remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
       if (remaining <= 0) break;
+      if (running) {
+        // The worker's transaction has begun: wait for its end as a lock
+        // wait, then for the answer it writes right after.
+        if (!wait_for_worker_transaction(slot, generation, remaining, relid, id)) break;
+        pg::guard([&] { (void)ConditionVariableTimedSleep(&r.answered, 10, PG_WAIT_EXTENSION); });
+        continue;
+      }
       // A worker that died leaves its pending requests behind: the
       // launcher starts another; PH003 at once if it cannot.
       want_worker(MyDatabaseId, true);
@@ -132,7 +197,7 @@ bool request_create_ahead(Oid relid, int64 partition, int64 partition_size) {
   SpinLockAcquire(&s.ahead_mutex);
   for (AheadSlot& slot : s.ahead) {
     if (slot.used) continue;
-    slot = AheadSlot{true, MyDatabaseId, relid, partition, partition_size, 0, 0};
+    slot = AheadSlot{true, MyDatabaseId, relid, partition, partition_size, 0, 0, 0};
     queued = true;
     break;
   }

@@ -8,6 +8,7 @@
 
 extern "C" {
 #include "storage/condition_variable.h"
+#include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/spin.h"
@@ -16,13 +17,26 @@ extern "C" {
 
 namespace partheal::worker {
 
-enum class RequestState : uint32 { kFree, kPending, kRunning, kDone };
+// kTaken: the worker took the request and is starting its transaction;
+// kRunning: it holds the request's lock (request_lock_tag), which the asker
+// waits on, so that PostgreSQL's deadlock detector sees the asker waiting
+// for the worker.
+enum class RequestState : uint32 { kFree, kPending, kTaken, kRunning, kDone };
+
+// The lock the worker holds, ExclusiveLock for its whole transaction, while
+// it serves the request in slot `slot` of generation `generation`, and that
+// the asker waits on in ShareLock. pg_locks shows it as an advisory lock
+// with objsubid 20562 ("PR"), classid the slot and objid the generation's
+// low 32 bits.
+constexpr uint16 kRequestLockClass = 0x5052;
+void request_lock_tag(LOCKTAG* tag, Oid dboid, int slot, uint64 generation);
 
 constexpr size_t kTextSize = 512;
 
 // Plain data, copied out of shared memory under the request's spinlock.
 struct Answer {
-  int sqlerrcode = 0;  // 0: the partition exists now
+  int sqlerrcode = 0;     // 0: the partition exists now, or gave_way
+  bool gave_way = false;  // create-ahead found the table locked: try again later
   char message[kTextSize] = {};
   char detail[kTextSize] = {};
   char hint[kTextSize] = {};
@@ -86,6 +100,7 @@ struct AheadSlot {
   int64 partition_size;  // what `partition` was numbered under: a new size drops the slot
   int attempts;
   TimestampTz not_before;
+  TimestampTz busy_since;  // giving way to other sessions' locks since; 0: not
 };
 
 constexpr int kAheadSlots = 256;

@@ -91,6 +91,7 @@ Answer in_own_transaction(Oid relid, const std::string& for_what, Ensure&& ensur
     });
     copy_text(answer.partition, ensured.partition, sizeof(answer.partition));
     copy_text(answer.range, ensured.range, sizeof(answer.range));
+    answer.gave_way = ensured.gave_way;
   } catch (const PgError& e) {
     // guard() flushed the error; aborting is what makes the worker reusable.
     pg::guard([] {
@@ -112,9 +113,30 @@ Answer in_own_transaction(Oid relid, const std::string& for_what, Ensure&& ensur
   return answer;
 }
 
-Answer create_in_own_transaction(Oid relid, int64 id, int64 partition_size) {
-  return in_own_transaction(relid, fmt::format("for id {}", id),
-                            [&] { return heal::ensure_covering(relid, id, partition_size); });
+// Create-ahead: nobody waits for it, so it gives way to other sessions'
+// locks (heal::LockWait).
+Answer create_ahead_in_own_transaction(Oid relid, int64 id, int64 partition_size) {
+  return in_own_transaction(relid, fmt::format("for id {}", id), [&] {
+    return heal::ensure_covering(relid, id, partition_size, heal::LockWait::kGiveWay);
+  });
+}
+
+// A create-ahead attempt that keeps giving way is retried this often, for
+// at most partheal.ddl_lock_timeout; then it counts as a failed attempt.
+constexpr long kGiveWayRetryMs = 50;
+
+// First thing in the transaction that serves request `slot`: its lock, held
+// to the end of the transaction, which the asker waits on (requests.cpp).
+// Then the asker is told the transaction runs.
+void hold_request_lock(Request& r, int slot, uint64 generation) {
+  LOCKTAG tag;
+  request_lock_tag(&tag, MyDatabaseId, slot, generation);
+  pg::guard([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+  SpinLockAcquire(&r.mutex);
+  if (r.generation == generation && r.state == RequestState::kTaken)
+    r.state = RequestState::kRunning;
+  SpinLockRelease(&r.mutex);
+  pg::guard([&] { ConditionVariableBroadcast(&r.answered); });
 }
 
 void serve_pending(Oid dboid) {
@@ -127,13 +149,17 @@ void serve_pending(Oid dboid) {
     Oid relid = r.relid;
     int64 id = r.id;
     int64 size = r.partition_size;
-    if (mine) r.state = RequestState::kRunning;
+    if (mine) r.state = RequestState::kTaken;
     SpinLockRelease(&r.mutex);
     if (!mine) continue;
 
-    Answer answer = create_in_own_transaction(relid, id, size);
+    Answer answer = in_own_transaction(relid, fmt::format("for id {}", id), [&] {
+      hold_request_lock(r, i, generation);
+      return heal::ensure_covering(relid, id, size);
+    });
     SpinLockAcquire(&r.mutex);
-    if (r.generation == generation && r.state == RequestState::kRunning) {
+    if (r.generation == generation &&
+        (r.state == RequestState::kRunning || r.state == RequestState::kTaken)) {
       r.answer = answer;
       r.state = RequestState::kDone;
     }
@@ -168,8 +194,27 @@ long serve_ahead(Oid dboid, bool* served) {
     if (size > 0 && size == mine.partition_size &&
         heal::first_id_of(mine.partition, size, PG_INT64_MAX, &first)) {
       *served = true;
-      Answer answer = create_in_own_transaction(mine.relid, first, size);
-      if (answer.sqlerrcode == 0) {
+      Answer answer = create_ahead_in_own_transaction(mine.relid, first, size);
+      if (answer.gave_way) {
+        TimestampTz at = GetCurrentTimestamp();
+        if (mine.busy_since == 0) mine.busy_since = at;
+        if (TimestampDifferenceMilliseconds(mine.busy_since, at) < settings::ddl_lock_timeout_ms) {
+          done = false;
+          mine.not_before = TimestampTzPlusMilliseconds(at, kGiveWayRetryMs);
+          next_ms = Min(next_ms, kGiveWayRetryMs);
+        } else {
+          answer.sqlerrcode = ERRCODE_LOCK_NOT_AVAILABLE;
+          copy_text(answer.message,
+                    fmt::format("other sessions held or queued for a lock on the table for "
+                                "partheal.ddl_lock_timeout ({} ms), and partheal gave way",
+                                settings::ddl_lock_timeout_ms),
+                    sizeof(answer.message));
+          mine.busy_since = 0;
+        }
+      }
+      if (answer.gave_way && !done) {
+        // retried soon, below
+      } else if (answer.sqlerrcode == 0) {
         if (answer.partition[0] != '\0')
           ahead::with_state(mine.relid,
                             [](ahead::TableState& s) { ahead::count(s.ahead_created); });
@@ -198,6 +243,7 @@ long serve_ahead(Oid dboid, bool* served) {
     } else {
       slot.attempts = mine.attempts;
       slot.not_before = mine.not_before;
+      slot.busy_since = mine.busy_since;
     }
     SpinLockRelease(&s.ahead_mutex);
   }
@@ -271,6 +317,53 @@ bool note_default_partition(Oid relid, Relation rel, const manage::ManagedTable&
   return false;
 }
 
+// partheal_stats.next_*: the partition the worker creates next and when:
+// the first one missing, which it creates now, or the one past what the
+// position needs, made when the position reaches the id that extends that.
+void publish_next(Oid relid, const ahead::Draws& d, const manage::ManagedTable& table,
+                  const std::vector<int64>& ids, std::optional<int64> missing) {
+  const int64 size = table.config.partition_size;
+  const int64 key_max = table.shape.key_max;
+  auto aligned = [&](int64 n, ahead::NextReason reason, int64 at) {
+    int64 first = 0;
+    if (!heal::first_id_of(n, size, key_max, &first)) {
+      ahead::set_next(relid, ahead::NextReason::kNone);
+      return;
+    }
+    __int128 end = static_cast<__int128>(first) + size;
+    ahead::set_next(relid, reason, first, end > key_max ? key_max : static_cast<int64>(end), at);
+  };
+  if (missing) {
+    aligned(heal::partition_number(*missing, size), ahead::NextReason::kMissing, *missing);
+    return;
+  }
+  if (ids.empty()) {
+    ahead::set_next(relid, ahead::NextReason::kNone);
+    return;
+  }
+  const __int128 inc = Max(d.increment, static_cast<int64>(1));
+  if (inc > size) {
+    const __int128 after = static_cast<__int128>(ids.back()) + inc;
+    const __int128 next_draw = static_cast<__int128>(d.from) + inc;
+    if (after > key_max || next_draw > key_max) {
+      ahead::set_next(relid, ahead::NextReason::kNone);
+      return;
+    }
+    aligned(heal::partition_number(static_cast<int64>(after), size), ahead::NextReason::kAtNextDraw,
+            static_cast<int64>(next_draw));
+    return;
+  }
+  const int64 n = heal::partition_number(d.from, size);
+  const bool past = d.from >= heal::mark_of(n, size, table.config.mark_percent);
+  const int64 last_n = heal::partition_number(ids.back(), size);
+  if (last_n == PG_INT64_MAX || (past && n == PG_INT64_MAX)) {
+    ahead::set_next(relid, ahead::NextReason::kNone);
+    return;
+  }
+  aligned(last_n + 1, ahead::NextReason::kAtMark,
+          heal::mark_of(past ? n + 1 : n, size, table.config.mark_percent));
+}
+
 void poll_one(Oid relid, std::vector<Watched>& watched) {
   bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
   if (!locked) return;  // busy with DDL: next round
@@ -278,9 +371,12 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
   if (rel == nullptr) return;
   manage::TablePtr table = manage::lookup(rel);
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {
+    ahead::set_next(relid, ahead::NextReason::kDefault);
     pg::guard([&] { relation_close(rel, NoLock); });
     return;
   }
+  if (table != nullptr && table->config.mark_percent == 0)
+    ahead::set_next(relid, ahead::NextReason::kOff);
   if (table != nullptr && table->config.mark_percent > 0) {
     std::optional<ahead::SequencePosition> read =
         ahead::read_sequence(table->shape.sequence, false);
@@ -304,8 +400,17 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
       pg_atomic_write_u32(&s.headroom, static_cast<uint32>(headroom));
       ahead::pull_watermark_down(&s, ceiling);
     });
-    watched.push_back(Watched{relid, table->shape.sequence, size, table->config.mark_percent,
-                              table->shape.key_max, headroom});
+    // Only a table missing a partition its draws need is caught up: an idle
+    // one costs this look at its partition descriptor, nothing more.
+    const std::vector<int64> ids =
+        ahead::needed_ids(draws, size, table->config.mark_percent, headroom, table->shape.key_max);
+    std::optional<int64> missing;
+    for (int64 id : ids)
+      if (!missing && !heal::routes(rel, id)) missing = id;
+    publish_next(relid, draws, *table, ids, missing);
+    if (missing)
+      watched.push_back(Watched{relid, table->shape.sequence, size, table->config.mark_percent,
+                                table->shape.key_max, headroom});
   }
   pg::guard([&] { relation_close(rel, NoLock); });
 }
@@ -370,6 +475,11 @@ std::vector<Watched> poll_sequences(Oid dboid) {
   std::vector<Watched> watched;
   std::vector<Oid> relids;
   bool config_locked = false;
+  std::vector<std::pair<Oid, std::optional<PgError>>> outcomes;
+  // One transaction for the registrations and every table: an idle table
+  // costs a subtransaction (no XID), never a transaction of its own. Each
+  // table's subtransaction is rolled back, which releases its locks at once,
+  // and an error in it is that table's alone.
   std::optional<PgError> failed = in_transaction([&] {
     std::optional<std::vector<Oid>> now = manage::registered_tables_nowait();
     config_locked = !now;
@@ -377,7 +487,23 @@ std::vector<Watched> poll_sequences(Oid dboid) {
     // A state whose table is no longer registered goes: one can be left by
     // a poll re-creating it from a snapshot that still saw the row
     // partheal_unmanage was deleting. Space is shared across databases.
-    if (!config_locked) ahead::forget_all_but(relids);
+    if (config_locked) return;
+    ahead::forget_all_but(relids);
+    std::unordered_map<Oid, TableWatch> kept;
+    for (Oid relid : relids) {
+      auto it = watches().find(relid);
+      if (it != watches().end()) kept.emplace(relid, std::move(it->second));
+    }
+    watches() = std::move(kept);
+    for (Oid relid : relids) {
+      std::optional<PgError> error;
+      try {
+        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched); });
+      } catch (const PgError& e) {
+        error = e;
+      }
+      outcomes.emplace_back(relid, std::move(error));
+    }
   });
   if (failed) {
     if (!extension_installed()) exit_without_extension(dboid, LOG);
@@ -385,18 +511,9 @@ std::vector<Watched> poll_sequences(Oid dboid) {
         fmt::format("partheal worker: reading the registrations failed: {}", failed->what());
     const char* text = line.c_str();
     pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
-    return watched;
+    return {};
   }
-  if (config_locked) return watched;  // next round
-  std::unordered_map<Oid, TableWatch> kept;
-  for (Oid relid : relids) {
-    auto it = watches().find(relid);
-    if (it != watches().end()) kept.emplace(relid, std::move(it->second));
-  }
-  watches() = std::move(kept);
-  for (Oid relid : relids) {
-    serve_pending(dboid);
-    std::optional<PgError> error = in_transaction([&] { poll_one(relid, watched); });
+  for (const auto& [relid, error] : outcomes) {
     if (error)
       log_poll_error(relid, *error);
     else
@@ -436,7 +553,7 @@ heal::Ensured ensure_next_needed(const Watched& w) {
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!missing) return {};
-  return heal::ensure_covering(w.relid, missing_id, w.size);
+  return heal::ensure_covering(w.relid, missing_id, w.size, heal::LockWait::kGiveWay);
 }
 
 // Creates what the positions need, one partition per table in turn, each in
@@ -466,6 +583,10 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
         continue;
       }
       watch.retry_ms = 0;
+      if (answer.gave_way) {
+        budget[i] = 0;  // the table is busy: the next round tries again
+        continue;
+      }
       if (answer.partition[0] == '\0') {
         budget[i] = 0;  // nothing missing
         continue;
@@ -488,7 +609,8 @@ void on_worker_exit(int, Datum arg) {
   for (int i = 0; i < s.nrequests; ++i) {
     Request& r = s.requests[i];
     SpinLockAcquire(&r.mutex);
-    bool ours = r.dboid == dboid && r.state == RequestState::kRunning;
+    bool ours =
+        r.dboid == dboid && (r.state == RequestState::kRunning || r.state == RequestState::kTaken);
     if (ours) r.state = RequestState::kPending;
     SpinLockRelease(&r.mutex);
     if (ours || r.dboid == dboid) ConditionVariableBroadcast(&r.answered);

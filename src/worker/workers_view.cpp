@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "funcapi.h"
+#include "commands/dbcommands.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 }
@@ -63,10 +64,14 @@ PARTHEAL_SQL_FUNCTION(partheal_workers) {
   pg::guard([&] {
     InitMaterializedSRF(fcinfo, 0);
     for (const Row& row : rows) {
-      Datum values[5] = {ObjectIdGetDatum(row.dboid), CStringGetTextDatum(row.state),
-                         Int32GetDatum(row.pid), Int32GetDatum(row.tables),
-                         Int32GetDatum(row.queued)};
-      bool nulls[5] = {false, false, row.pid == 0, false, false};
+      // 0.2's declaration ends before datname: only the declared columns are read.
+      char* datname = get_database_name(row.dboid);
+      NameData* name = static_cast<NameData*>(palloc0(sizeof(NameData)));
+      if (datname != nullptr) namestrcpy(name, datname);
+      Datum values[6] = {ObjectIdGetDatum(row.dboid), CStringGetTextDatum(row.state),
+                         Int32GetDatum(row.pid),      Int32GetDatum(row.tables),
+                         Int32GetDatum(row.queued),   NameGetDatum(name)};
+      bool nulls[6] = {false, false, row.pid == 0, false, false, datname == nullptr};
       tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
   });

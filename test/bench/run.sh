@@ -19,6 +19,7 @@ shared_preload_libraries = 'partheal,pg_partman_bgw'
 pg_partman_bgw.interval = 1
 pg_partman_bgw.dbname = 'postgres'
 pg_partman_bgw.role = 'postgres'
+partheal.max_tables = 2000
 CONF
 psql_b() { psql_c -q -A -t "$@"; }
 xmax() { psql_b -c 'SELECT pg_snapshot_xmax(pg_current_snapshot())'; }
@@ -269,6 +270,40 @@ cg_ins=$(per_statement ins)
 cg_pins=$(per_statement pins)
 cg_nv=$(per_statement nv)
 
+say "idle tables: transactions and worker CPU per poll, 10, 100 and 1,000 managed tables, naptime 100ms"
+# Each count in a database of its own, where no session is connected: its
+# xact_commit is the worker's alone. Every table has the partitions its
+# position needs, so every poll finds nothing to do.
+psql_b -c "ALTER SYSTEM SET partheal.naptime = '100ms'" -c 'SELECT pg_reload_conf()' >/dev/null
+idle_seconds=10
+declare -A idle_xacts idle_cpu
+for n in 10 100 1000; do
+  psql_b -c "CREATE DATABASE idle_$n" >/dev/null
+  as_pg psql -X -q -h "$CLUSTER_DIR" -p "$CLUSTER_PORT" -d "idle_$n" -v ON_ERROR_STOP=1 >/dev/null <<SQL
+CREATE EXTENSION partheal;
+DO \$\$
+BEGIN
+  FOR i IN 1 .. $n LOOP
+    EXECUTE format('CREATE TABLE t%s (id bigserial, v int) PARTITION BY RANGE (id)', i);
+    EXECUTE format('CREATE TABLE t%s_p0 PARTITION OF t%s FOR VALUES FROM (0) TO (1000)', i, i);
+    PERFORM partheal_manage(format('t%s', i)::regclass, 1000);
+  END LOOP;
+END \$\$;
+SQL
+  sleep 3  # the worker starts and finds every table idle
+  pid=$(psql_b -c "SELECT pid FROM partheal_workers() WHERE datname = 'idle_$n'")
+  commits() { psql_b -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'idle_$n'"; }
+  ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+  c0=$(commits); t0=$(ticks); sleep "$idle_seconds"; c1=$(commits); t1=$(ticks)
+  polls=$(( idle_seconds * 10 ))
+  idle_xacts[$n]=$(awk "BEGIN{printf \"%.2f\", ($c1 - $c0) / $polls}")
+  # /proc counts CPU in clock ticks (USER_HZ, 100 a second).
+  idle_cpu[$n]=$(awk "BEGIN{printf \"%.2f\", ($t1 - $t0) * 1000 / $(getconf CLK_TCK) / $polls}")
+  echo "$n tables: ${idle_xacts[$n]} transactions and ${idle_cpu[$n]} ms of CPU per poll"
+  psql_b -c "DROP DATABASE idle_$n WITH (FORCE)" >/dev/null
+done
+psql_b -c 'ALTER SYSTEM RESET partheal.naptime' -c 'SELECT pg_reload_conf()' >/dev/null
+
 say "results"
 printf '%-58s %14s %14s %8s\n' "measure" "partheal" "plain PG" "ratio"
 printf '%-58s %14s %14s %8s\n' "XIDs per autocommit single-row append (1000 appends)" \
@@ -298,6 +333,10 @@ printf '%-58s %14s %14s %8s\n' "recovery: a plain INSERT lands again after a bur
 printf '%-58s %14s %14s %8s\n' "COPY 1,000,000 rows, size 10,000 (reserve: $reserved parts, $reserve_ms ms)" \
   "$copy_ph_ms ms" "$copy_pre_ms ms" "$(awk "BEGIN{printf \"%.3f\", $copy_ph_ms/$copy_pre_ms}")"
 printf '%-58s %14s %14s %8s\n' "COPY rows landed after partheal_reserve" "$copy_rows" "1000000" "-"
+for n in 10 100 1000; do
+  printf '%-58s %14s %14s %8s\n' "idle, $n tables: transactions / worker CPU ms per poll" \
+    "${idle_xacts[$n]} / ${idle_cpu[$n]}" "-" "-"
+done
 printf '%-58s %14s %14s %8s\n' "prepared INSERT tps: partheal_nextval / nextval default" "$prep_ph" "$prep_nv" \
   "$(awk "BEGIN{printf \"%.3f\", $prep_ph/$prep_nv}")"
 printf '%-58s %14s %14s %8s\n' "instructions per prepared INSERT: partheal_nextval / nextval" "$cg_nv" "$cg_pins" \

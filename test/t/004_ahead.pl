@@ -41,8 +41,11 @@ IPC::Run::run(['pgbench', '-n', '-c', '8', '-j', '2', '-t', '1250', '-f', $scrip
 like($out, qr/actually processed: 10000\/10000/, 'eight appenders, no failed append');
 is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM herd'), '10001|10001',
   'every row landed once');
-# Ids 1..10001 hold the marks 800, 1800, ..., 9800: ten claims.
-is($stat->('herd', 'ahead_requested, watermark'), '10|10', 'one claim per mark, and the watermark');
+# Ids 1..10001 hold the marks 800, 1800, ..., 9800: ten claims, so the
+# watermark stands at 10; a claim whose partition the worker's poll had made
+# already queues no request, so at most ten were queued.
+is($stat->('herd', 'watermark'), '10', 'one claim per mark: the watermark');
+cmp_ok($stat->('herd', 'ahead_requested'), '<=', 10, 'at most one request per mark');
 $wait_for_partition->('herd_p10000');
 my $log = slurp_file($node->logfile);
 my %made;
@@ -157,7 +160,7 @@ pass('after unmanaging one, it fits');
 # it re-created itself while an unmanage was in flight.
 $node->safe_psql('postgres', q{SELECT partheal_unmanage('fourth')});
 ok($node->poll_query_until('postgres', q{
-    SELECT count(*) = (SELECT count(*) FROM partheal_config) FROM partheal_table_stats()}),
+    SELECT count(*) = (SELECT count(*) FROM partheal_config) FROM partheal_table_state()}),
   'only registered tables keep a state in shared memory');
 $node->safe_psql('postgres', 'CREATE DATABASE doomed');
 $node->safe_psql('doomed', q{

@@ -143,7 +143,11 @@ is($node->safe_psql('old', q{SELECT parent, heals FROM my_stats}), 'm|1',
 is($node->safe_psql('old', q{SELECT has_table_privilege('stats_reader', 'partheal_stats', 'SELECT')}),
   't', 'and so does a grant on it');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
-  '0.2', 'ALTER EXTENSION partheal UPDATE reaches 0.2');
+  '0.3', 'ALTER EXTENSION partheal UPDATE reaches 0.3, through 0.2');
+is($node->safe_psql('old', q{SELECT count(*) FROM partheal_stats WHERE next_reason IS NOT NULL OR next_reason IS NULL}),
+  '1', 'partheal_stats has 0.3\'s next_reason column');
+is($node->safe_psql('old', q{SELECT datname FROM partheal_workers() WHERE datid = (SELECT oid FROM pg_database WHERE datname = 'old')}),
+  'old', 'and partheal_workers() the database\'s name');
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_append('m', '[{"v": 3}, {"v": 4}, {"v": 5}]')}),
   '3', 'the managed table keeps taking appends');
 is($node->safe_psql('old', q{SELECT parent, appends FROM partheal_stats}), 'm|2',
@@ -233,6 +237,33 @@ my $flood_log = substr(slurp_file($node->logfile), $log_from);
 my @full = $flood_log =~ /(PHL05 create-ahead queue full[^\n]*)/g;
 is(scalar(@full), 1, 'a queue filled by 2,000 marks is said once') or diag(join("\n", @full));
 unlike($flood_log, qr/PHL05[^\n]*\n(?:CONTEXT|STATEMENT):/, 'without CONTEXT or STATEMENT lines');
+
+# An idle table costs next to nothing: the worker polls every table of a
+# database in one transaction, so 50 idle tables cost about one commit a
+# poll, not one or two per table (before: 2 per table per poll, here 1,000
+# in 2 s). (make bench measures CPU per poll against the table count.)
+$node->safe_psql('postgres', 'CREATE DATABASE idle');
+$node->safe_psql('idle', q{
+  CREATE EXTENSION partheal;
+  DO $$
+  BEGIN
+    FOR i IN 1 .. 50 LOOP
+      EXECUTE format('CREATE TABLE t%s (id bigserial, v int) PARTITION BY RANGE (id)', i);
+      EXECUTE format('CREATE TABLE t%s_p0 PARTITION OF t%s FOR VALUES FROM (0) TO (1000)', i, i);
+      PERFORM partheal_manage(format('t%s', i)::regclass, 1000);
+    END LOOP;
+  END $$;
+});
+sleep 2;
+my $commits = q{SELECT xact_commit FROM pg_stat_database WHERE datname = 'idle'};
+my $c0 = $sql->($commits);
+my $t0 = time;
+sleep 2;
+my $c1 = $sql->($commits);
+my $polls = (time - $t0) / 0.2;
+note(sprintf('50 idle tables: %d commits in %.1f s, about %.1f a poll', $c1 - $c0, time - $t0,
+  ($c1 - $c0) / $polls));
+cmp_ok($c1 - $c0, '<', 50, '50 idle tables: fewer commits in 2 s than there are tables');
 
 # Uninstall: the partitions partheal makes never carry partheal_nextval as a
 # default of their own, and partheal_unmanage puts nextval back on every

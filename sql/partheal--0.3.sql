@@ -1,4 +1,4 @@
--- partheal 0.2: heal missing id-range partitions on append, inside the backend.
+-- partheal 0.3: heal missing id-range partitions on append, inside the backend.
 \echo Use "CREATE EXTENSION partheal" to load this file. \quit
 
 -- First: refuse to install where the library was not preloaded, with a HINT
@@ -57,7 +57,8 @@ CREATE FUNCTION @extschema@.partheal_attach_window(parent regclass, lower text, 
 COMMENT ON FUNCTION @extschema@.partheal_attach_window(regclass, text, text, text) IS
   'attach the window [lower, upper) of a RANGE-partitioned table the caller owns, moving its '
   'rows out of the DEFAULT partition without losing or rejecting a concurrent write; '
-  'outcome is attached, already_attached or default_holds_rows';
+  'outcome is attached, already_attached, default_holds_rows, or not_attached for a table '
+  'with no DEFAULT partition';
 
 CREATE PROCEDURE @extschema@.partheal_partition_data(parent regclass, window_size text,
                                                      batch_rows integer DEFAULT 50000)
@@ -66,13 +67,15 @@ COMMENT ON PROCEDURE @extschema@.partheal_partition_data(regclass, text, integer
   'empty the DEFAULT partition window by window, oldest first, each window attached like '
   'partheal_attach_window; CALLed outside a transaction block it commits after each window';
 
--- Counters from shared memory, since the server started. Every registered
--- table has a row; one not appended to since the start shows zeros.
-CREATE FUNCTION @extschema@.partheal_table_stats(
+-- Counters from shared memory, since the server started, and what the
+-- worker will create next. Every registered table has a row; one not
+-- appended to since the start shows zeros.
+CREATE FUNCTION @extschema@.partheal_table_state(
     OUT parent regclass, OUT appends bigint, OUT rows_appended bigint, OUT heals bigint,
     OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
     OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz,
-    OUT headroom integer)
+    OUT headroom integer, OUT ahead_claimed_to bigint, OUT next_from bigint, OUT next_to bigint,
+    OUT next_reason text)
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
 -- Every operator qualified (coalesce is syntax): nothing on a reader's search_path
 -- can change what the view runs.
@@ -91,15 +94,19 @@ CREATE VIEW @extschema@.partheal_stats AS
          (SELECT CASE WHEN p.partdefid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
                       THEN p.partdefid::pg_catalog.regclass END
             FROM pg_catalog.pg_partitioned_table p
-           WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS default_partition
+           WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS default_partition,
+         s.ahead_claimed_to, s.next_from, s.next_to, s.next_reason
     FROM @extschema@.partheal_config c
-    LEFT JOIN @extschema@.partheal_table_stats() s
+    LEFT JOIN @extschema@.partheal_table_state() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
-  'the watermark (highest partition number attempted), the last heal, and the partitions the '
-  'worker keeps ahead of the sequence position (headroom), and a DEFAULT partition attached '
-  'after registration (default_partition)';
+  'the watermark (the number of the highest partition a create-ahead mark claimed, '
+  'partition numbers being id / partition_size) and ahead_claimed_to (the same as an id: the '
+  'end of that partition), the last heal, the partitions the worker keeps ahead of the '
+  'sequence position (headroom), a DEFAULT partition attached after registration '
+  '(default_partition), and the partition the worker creates next (next_from, next_to) and '
+  'when (next_reason)';
 GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;
 
 -- Internal: proves in tests that C++ exceptions become errors. Not for users.
@@ -125,8 +132,9 @@ CREATE EVENT TRIGGER partheal_forget_dropped ON sql_drop
 -- worker runs there (running, starting, paused for database DDL, no slot,
 -- no extension, stopped), its pid, and the shared state the database holds.
 CREATE FUNCTION @extschema@.partheal_workers(
-    OUT datid oid, OUT state text, OUT pid integer, OUT tables integer, OUT queued_attempts integer)
+    OUT datid oid, OUT state text, OUT pid integer, OUT tables integer, OUT queued_attempts integer,
+    OUT datname name)
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_workers';
 COMMENT ON FUNCTION @extschema@.partheal_workers() IS
   'the partheal launcher''s databases: the worker''s state and pid, managed tables in shared '
-  'memory, queued create-ahead attempts';
+  'memory, queued create-ahead attempts, the database''s name';
