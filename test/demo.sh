@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # make demo: sets up the machine, starts a throwaway cluster with partheal
-# preloaded, and shows a table with missing partitions healing as rows arrive.
+# preloaded, and shows a table with missing partitions healing as rows arrive,
+# then the worker creating a partition ahead. Each step says what it shows.
 source "$(dirname "$0")/lib.sh"
 
 install_packages
 build_and_install
 work=$(make_workdir)
 start_cluster "$work" < /dev/null
+# At the end: stop the cluster and remove everything this demo made.
+trap 'as_pg pg_ctl -D "$CLUSTER_DIR/data" -m fast stop >/dev/null; rm -rf "$work"' EXIT
 
-say "1. the heal: a message log partitioned by id, 10 ids a partition, the sequence at 19, one partition"
-echo "(create-ahead is off for this table, so that every partition below is the heal's)"
+say "1. the heal: a message log partitioned by id"
+cat <<'TEXT'
+partheal manages message_log in partitions of 10 ids, aligned to multiples of
+10: [20, 30), [30, 40), ... Before partheal managed it, someone made one
+partition by hand, [0, 20), twice that size, and ids 1 to 19 were used: the
+sequence stands at 19, so the next id, 20, has no partition yet.
+Create-ahead is off for this table (mark_percent => NULL), so every partition
+made below is made by the heal.
+TEXT
 psql_c -q <<'SQL'
 \o /dev/null
 CREATE EXTENSION partheal;
@@ -26,20 +36,28 @@ SQL
 echo "partitions before:"
 psql_c -c 'TABLE partitions'
 
-say "a plain INSERT past the last partition fails:"
+say "a plain INSERT draws id 20, finds no partition for it, and fails:"
 psql_c -c "INSERT INTO message_log (topic) VALUES ('plain')" 2>&1 || true
-psql_c -q -c "SELECT setval('message_log_id_seq', 19)" >/dev/null
+echo "Like every failed INSERT, it used up its id: the next id is 21."
 
-say "partheal_append heals instead: a single row, a batch straddling two partitions, a transaction"
+say "partheal_append heals instead: a single row, a batch of 15 straddling two partitions, a transaction"
+echo "Each call draws its ids, sees which have no partition, has the worker create those, and inserts."
 psql_c -c "SELECT partheal_append('message_log', '{\"topic\": \"single\", \"body\": {\"n\": 1}}') AS id"
 psql_c -c "SELECT array_agg(id) AS batch_ids FROM partheal_append('message_log',
              (SELECT jsonb_agg(jsonb_build_object('topic', 'batch', 'body', jsonb_build_object('n', g)))
                 FROM generate_series(1, 15) g)) AS id"
 psql_c -c "BEGIN" -c "SELECT partheal_append('message_log', '{\"topic\": \"tx\"}') AS id" \
        -c "SELECT partheal_append('message_log', '[{\"topic\": \"tx\"}, {\"topic\": \"tx\"}]') AS id" -c "COMMIT"
-echo "partitions after:"
+echo "partitions after (id 20 is in no row: the plain INSERT used it up):"
 psql_c -c 'TABLE partitions'
+echo "heals counts the calls that found a partition missing and had the worker create it:"
+echo "the single row (id 21 needed [20, 30)) and the batch (ids 22 to 36: 30 to 36 needed [30, 40))."
+echo "The transaction's rows fit partitions that existed by then: no heal."
+psql_c -c "SELECT appends, rows_appended, heals, exhaustions FROM partheal_stats
+            WHERE parent = 'message_log'::regclass"
 say "what partheal wrote to the server log"
+echo "PHL01: an append that healed (the ids without a partition, what the worker did);"
+echo "PHL02: the worker created a partition."
 grep -E 'PHL0[12]' "$work/server.log" | sed 's/^[^]]*] //'
 
 say "2. create-ahead: an event stream, 100 ids a partition, the next one made at 80%"
@@ -49,7 +67,8 @@ CREATE TABLE events (id bigserial, kind text) PARTITION BY RANGE (id);
 SELECT partheal_manage('events', 100);
 SELECT count(*) FROM partheal_append('events', (SELECT jsonb_agg(jsonb_build_object('kind', 'e')) FROM generate_series(1, 80)));
 SQL
-echo "80 rows appended; id 80 is partition 0's mark. Waiting for the worker:"
+echo "80 rows appended. Their first id had no partition, so that call healed [0, 100); id 80 is"
+echo "that partition's mark (80%), so the worker is asked for [100, 200) ahead. Waiting for it:"
 for i in $(seq 50); do
   [ "$(psql_c -A -t -c "SELECT count(*) FROM pg_class WHERE relname = 'events_p100'")" = 1 ] && break
   sleep 0.1
@@ -57,5 +76,18 @@ done
 psql_c -c "SELECT c.relname AS partition, pg_get_expr(c.relpartbound, c.oid) AS bound
              FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
             WHERE i.inhparent = 'events'::regclass ORDER BY 1"
-psql_c -c "SELECT parent, appends, rows_appended, heals, ahead_requested, ahead_created, watermark
-             FROM partheal_stats WHERE parent = 'events'::regclass"
+echo "ahead_created: partitions the worker made before any row needed them; next_*: what it makes"
+echo "next, and when (the stats are as the worker's last poll, once a second, saw them)."
+sleep 1.5
+psql_c -x -c "SELECT parent, appends, rows_appended, heals, ahead_requested, ahead_created,
+                     next_from, next_to, next_reason
+                FROM partheal_stats WHERE parent = 'events'::regclass"
+
+say "done"
+cat <<TEXT
+The throwaway cluster is stopped now, and its folder ($work) removed:
+nothing of this demo is left on the machine but the installed extension.
+To try partheal on a server of your own, add shared_preload_libraries =
+'partheal' to postgresql.conf, restart, and follow "Use" in README.md:
+CREATE EXTENSION partheal; then partheal_manage and partheal_append.
+TEXT

@@ -12,41 +12,55 @@ extern "C" {
 
 namespace partheal::pg {
 
+// The caller's memory context and resource owner, which a subtransaction's
+// begin and end would otherwise leave changed.
+class SubtransactionScope {
+ public:
+  SubtransactionScope() : context_(CurrentMemoryContext), owner_(CurrentResourceOwner) {
+    guard([&] {
+      BeginInternalSubTransaction(nullptr);
+      MemoryContextSwitchTo(context_);
+    });
+  }
+  void roll_back() {
+    guard([&] {
+      RollbackAndReleaseCurrentSubTransaction();
+      restore();
+    });
+  }
+  void release() {
+    guard([&] {
+      ReleaseCurrentSubTransaction();
+      restore();
+    });
+  }
+
+ private:
+  void restore() {
+    MemoryContextSwitchTo(context_);
+    CurrentResourceOwner = owner_;
+  }
+  MemoryContext context_;
+  ResourceOwner owner_;
+};
+
 template <typename F>
 void in_subtransaction(F&& body) {
-  MemoryContext context = CurrentMemoryContext;
-  ResourceOwner owner = CurrentResourceOwner;
-  auto restore = [&] {
-    MemoryContextSwitchTo(context);
-    CurrentResourceOwner = owner;
-  };
-  guard([&] {
-    BeginInternalSubTransaction(nullptr);
-    MemoryContextSwitchTo(context);
-  });
+  SubtransactionScope sub;
   try {
     body();
   } catch (...) {
     // The error state was flushed by guard(); rolling back the subtransaction
     // is what makes it safe to go on using this backend.
-    guard([&] {
-      RollbackAndReleaseCurrentSubTransaction();
-      restore();
-    });
+    sub.roll_back();
     throw;
   }
   try {
-    guard([&] {
-      ReleaseCurrentSubTransaction();
-      restore();
-    });
+    sub.release();
   } catch (...) {
     // A release can fail (a foreign data wrapper's RELEASE SAVEPOINT): the
     // subtransaction is still open, and must not outlive this call.
-    guard([&] {
-      RollbackAndReleaseCurrentSubTransaction();
-      restore();
-    });
+    sub.roll_back();
     throw;
   }
 }
@@ -57,26 +71,14 @@ void in_subtransaction(F&& body) {
 // transaction and must not hold a lock on each until the transaction ends.
 template <typename F>
 void in_rolled_back_subtransaction(F&& body) {
-  MemoryContext context = CurrentMemoryContext;
-  ResourceOwner owner = CurrentResourceOwner;
-  auto roll_back = [&] {
-    guard([&] {
-      RollbackAndReleaseCurrentSubTransaction();
-      MemoryContextSwitchTo(context);
-      CurrentResourceOwner = owner;
-    });
-  };
-  guard([&] {
-    BeginInternalSubTransaction(nullptr);
-    MemoryContextSwitchTo(context);
-  });
+  SubtransactionScope sub;
   try {
     body();
   } catch (...) {
-    roll_back();
+    sub.roll_back();
     throw;
   }
-  roll_back();
+  sub.roll_back();
 }
 
 }  // namespace partheal::pg
