@@ -67,8 +67,9 @@ CREATE TABLE events (id bigserial, kind text) PARTITION BY RANGE (id);
 SELECT partheal_manage('events', 100);
 SELECT count(*) FROM partheal_append('events', (SELECT jsonb_agg(jsonb_build_object('kind', 'e')) FROM generate_series(1, 80)));
 SQL
-echo "80 rows appended. Their first id had no partition, so that call healed [0, 100); id 80 is"
-echo "that partition's mark (80%), so the worker is asked for [100, 200) ahead. Waiting for it:"
+echo "80 rows appended. [0, 100) was made for the first id: by the append's heal (heals = 1),"
+echo "or by the worker, if its once-a-second poll of the new table came first (heals = 0)."
+echo "Id 80 is that partition's mark (80%), so the worker is asked for [100, 200) ahead. Waiting:"
 for i in $(seq 50); do
   [ "$(psql_c -A -t -c "SELECT count(*) FROM pg_class WHERE relname = 'events_p100'")" = 1 ] && break
   sleep 0.1
