@@ -1,9 +1,10 @@
 -- Create-ahead: an append whose ids include its partition's mark (80% by
 -- default) makes the worker create the next partition; the append does not
 -- wait for it. partheal_stats shows the watermark and the counters.
+-- Registered first with create-ahead off, so that the worker's poll, which
+-- makes a new table's first partition, leaves the first one to the heal.
 CREATE TABLE ah (id bigserial, v int) PARTITION BY RANGE (id);
-SELECT partheal_manage('ah', 10);
-SELECT parent, partition_size, mark_percent FROM partheal_config WHERE parent = 'ah'::regclass;
+SELECT partheal_manage('ah', 10, NULL);
 -- Waits, boundedly, for the worker to make a partition. It reads pg_class
 -- with a fresh snapshot each time: to_regclass would keep answering from a
 -- cached negative lookup within this one statement.
@@ -26,6 +27,8 @@ SELECT * FROM ah_stats;
 
 -- Ids 1 to 7 are below partition 0's mark (id 8): a heal, no request.
 SELECT count(*) FROM partheal_append('ah', '[{}, {}, {}, {}, {}, {}, {}]');
+SELECT partheal_manage('ah', 10);
+SELECT parent, partition_size, mark_percent FROM partheal_config WHERE parent = 'ah'::regclass;
 SELECT * FROM ah_stats;
 -- Id 8 is the mark: partition 1 is requested, and the append returns at once.
 SELECT * FROM partheal_append('ah', '{}');
@@ -111,9 +114,13 @@ DROP TABLE far, resized;
 -- A DEFAULT partition attached after registration: rows without a partition
 -- go there, as with a plain INSERT; partheal_stats shows it, and
 -- create-ahead fails (counted, and in the log) rather than scan it.
+-- (One transaction: the worker's poll never sees the table without its
+-- DEFAULT, and so never makes it a first partition.)
 CREATE TABLE late_def (id bigserial) PARTITION BY RANGE (id);
+BEGIN;
 SELECT partheal_manage('late_def', 10);
 CREATE TABLE late_def_d PARTITION OF late_def DEFAULT;
+COMMIT;
 SELECT count(*) FROM partheal_append('late_def', '[{}, {}, {}, {}, {}, {}, {}, {}, {}]');
 SELECT default_partition, heals, ahead_requested FROM partheal_stats WHERE parent = 'late_def'::regclass;
 CREATE FUNCTION wait_for_failed(t regclass) RETURNS bigint LANGUAGE plpgsql AS $$

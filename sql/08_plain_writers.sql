@@ -142,3 +142,25 @@ CREATE TABLE step_p0 PARTITION OF step FOR VALUES FROM (0) TO (12);
 SELECT partheal_manage('step', 12, 80, true);
 INSERT INTO step (v) VALUES (1), (2), (3);
 SELECT ahead_requested, watermark FROM partheal_stats WHERE parent = 'step'::regclass;
+-- partheal_unmanage puts nextval back on the partitions that carry
+-- partheal_nextval (PARTITION OF copies the parent's default) and that the
+-- caller owns; one owned by another role keeps it, with a WARNING: partheal
+-- does nothing its caller could not do.
+CREATE ROLE pw_a;
+CREATE ROLE pw_b;
+CREATE TABLE pwx (id bigserial, v int) PARTITION BY RANGE (id);
+ALTER TABLE pwx OWNER TO pw_a;
+SET ROLE pw_a;
+SELECT partheal_manage('pwx', 10, NULL, true);
+RESET ROLE;
+CREATE TABLE pwx_a PARTITION OF pwx FOR VALUES FROM (0) TO (10);
+ALTER TABLE pwx_a OWNER TO pw_a;
+CREATE TABLE pwx_b PARTITION OF pwx FOR VALUES FROM (10) TO (20);
+ALTER TABLE pwx_b OWNER TO pw_b;
+SET ROLE pw_a;
+SELECT partheal_unmanage('pwx');
+RESET ROLE;
+SELECT adrelid::regclass AS "table", pg_get_expr(adbin, adrelid) AS id_default FROM pg_attrdef
+ WHERE adrelid IN ('pwx'::regclass, 'pwx_a'::regclass, 'pwx_b'::regclass) ORDER BY 1;
+DROP TABLE pwx;
+DROP ROLE pw_a, pw_b;

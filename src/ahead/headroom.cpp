@@ -29,9 +29,17 @@ int headroom(const Traffic& t, int64_t partition_size, double ahead_seconds, int
   return static_cast<int>(std::min(partitions, static_cast<double>(std::max(cap, 1))));
 }
 
-Span needed(int64_t position, int64_t partition_size, int mark_percent, int headroom) {
+int64_t mark_threshold(int64_t n, int64_t partition_size, int mark_percent, int64_t increment) {
+  const int64_t mark = heal::mark_of(n, partition_size, mark_percent);
+  const __int128 end = (static_cast<__int128>(n) + 1) * partition_size;
+  const __int128 last_draw = end - std::max<int64_t>(increment, 1);
+  return last_draw < mark ? static_cast<int64_t>(last_draw) : mark;
+}
+
+Span needed(int64_t position, int64_t partition_size, int mark_percent, int headroom,
+            int64_t increment) {
   int64_t n = heal::partition_number(position, partition_size);
-  bool past_mark = position >= heal::mark_of(n, partition_size, mark_percent);
+  bool past_mark = position >= mark_threshold(n, partition_size, mark_percent, increment);
   int64_t ahead = past_mark ? headroom : headroom - 1;
   int64_t last = n > INT64_MAX - ahead ? INT64_MAX : n + ahead;
   return Span{n, last};
@@ -56,12 +64,11 @@ std::optional<int64_t> mark_target(int64_t id, int64_t increment, int64_t partit
   const __int128 next = static_cast<__int128>(id) + increment;
   if (next > INT64_MAX) return std::nullopt;  // no draw after this one
   // Reached in partition n: at the mark, or the last draw partition n gets.
+  const int64_t threshold = mark_threshold(n, partition_size, mark_percent, increment);
   auto reached = [&](__int128 x) {
     if (x < INT64_MIN || heal::partition_number(static_cast<int64_t>(x), partition_size) != n)
       return false;
-    const int64_t v = static_cast<int64_t>(x);
-    return v >= heal::mark_of(n, partition_size, mark_percent) ||
-           heal::partition_number(clamp(static_cast<__int128>(v) + increment), partition_size) > n;
+    return static_cast<int64_t>(x) >= threshold;
   };
   if (!reached(id) || reached(static_cast<__int128>(id) - increment)) return std::nullopt;
   const int64_t next_n = heal::partition_number(static_cast<int64_t>(next), partition_size);
@@ -75,7 +82,7 @@ std::vector<int64_t> needed_ids(const Draws& d, int64_t partition_size, int mark
   // Ids handed out to sessions' caches below the position, still to come.
   const int64_t held = d.drawn ? std::max<int64_t>(d.cache - 1, 0) : 0;
   if (inc <= partition_size) {
-    Span span = needed(d.from, partition_size, mark_percent, headroom);
+    Span span = needed(d.from, partition_size, mark_percent, headroom, inc);
     int64_t lowest = clamp(static_cast<__int128>(d.from) - static_cast<__int128>(held) * inc);
     span.first = std::min(span.first, heal::partition_number(lowest, partition_size));
     for (int64_t n = span.first;; ++n) {
@@ -103,11 +110,13 @@ std::vector<int64_t> needed_ids(const Draws& d, int64_t partition_size, int mark
 
 int64_t watermark_ceiling(const Draws& d, int64_t partition_size, int mark_percent) {
   const int64_t n = heal::partition_number(d.from, partition_size);
+  // Not drawn yet: no mark of these ids has been reached, not even the
+  // first draw's, which must still be able to claim.
+  if (!d.drawn) return n;
   const int64_t inc = std::max<int64_t>(d.increment, 1);
   const int64_t next_n =
       heal::partition_number(clamp(static_cast<__int128>(d.from) + inc), partition_size);
-  const bool reached = d.from >= heal::mark_of(n, partition_size, mark_percent) || next_n > n;
-  if (!reached) return n;
+  if (d.from < mark_threshold(n, partition_size, mark_percent, inc)) return n;
   return std::max(n == INT64_MAX ? n : n + 1, next_n);
 }
 

@@ -34,7 +34,15 @@ struct Span {
   int64_t first;
   int64_t last;
 };
-Span needed(int64_t position, int64_t partition_size, int mark_percent, int headroom);
+Span needed(int64_t position, int64_t partition_size, int mark_percent, int headroom,
+            int64_t increment = 1);
+
+// The lowest id of partition n whose draw counts as reaching the mark, for
+// a sequence stepping by `increment`: the mark itself, or, when the
+// increment is larger than what is left above the mark, the first id whose
+// next draw leaves the partition (the mark id may never be drawn). The
+// marks, the poll and partheal_stats all decide "past the mark" with it.
+int64_t mark_threshold(int64_t n, int64_t partition_size, int mark_percent, int64_t increment);
 
 // What a table's id sequence will draw next, as the worker reads it.
 struct Draws {

@@ -1,5 +1,5 @@
 // Where a table's id sequence stands, read without drawing from it: no
-// table scan. The worker's poll and partheal_reserve use it.
+// table scan, no SQL. The worker's poll and partheal_reserve use it.
 #pragma once
 
 #include <optional>
@@ -18,8 +18,13 @@ struct SequencePosition {
 
 // With wait false, nullopt when another transaction holds a lock on the
 // sequence that would make the read wait (ALTER SEQUENCE in progress). The
-// read needs SELECT or USAGE on the sequence (SELECT alone before the first
-// draw).
+// read needs SELECT or USAGE on the sequence, as pg_sequence_last_value
+// does; it reads the sequence's tuple itself, so its lock goes with the
+// current (sub)transaction.
 std::optional<SequencePosition> read_sequence(Oid sequence, bool wait);
+
+// The sequence's increment as it is now: read from the syscache, which ALTER
+// SEQUENCE invalidates, not from a registration cached before it.
+int64 current_increment(Oid sequence);
 
 }  // namespace partheal::ahead

@@ -19,6 +19,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/proc.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 }
@@ -101,7 +102,11 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size, LockWait wait) {
 
 Ensured ensure_covering(Oid relid, int64 id, int64 partition_size, LockWait wait) {
   int level = pg::enter_safe_search_path();
-  pg::set_local("lock_timeout", std::to_string(settings::ddl_lock_timeout_ms));
+  // A heal's lock waits must outlast the deadlock check (deadlock_timeout),
+  // which is what resolves a cycle through the worker (worker/requests.cpp).
+  int timeout_ms = settings::ddl_lock_timeout_ms;
+  if (wait == LockWait::kQueue) timeout_ms = Max(timeout_ms, DeadlockTimeout + 500);
+  pg::set_local("lock_timeout", std::to_string(timeout_ms));
   pg::spi::connect();
   take_partition_lock(relid, partition_number(id, partition_size));
 

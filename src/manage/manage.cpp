@@ -1,6 +1,7 @@
 // partheal_manage, partheal_unmanage: the registration of a parent table.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <optional>
 #include <vector>
@@ -18,6 +19,17 @@
 #include "worker/databases.hpp"
 
 extern "C" {
+#include "utils/syscache.h"
+#include "access/htup_details.h"
+#include "utils/fmgroids.h"
+#include "parser/parse_func.h"
+#include "nodes/makefuncs.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_attrdef.h"
+#include "catalog/indexing.h"
+#include "access/table.h"
+#include "access/genam.h"
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
@@ -179,24 +191,88 @@ void install_partheal_nextval(const TableShape& shape) {
                                      ddl::regclass_literal(shape.sequence)));
 }
 
+// The tables among relid and its partitions whose column defaults call
+// partheal_nextval, found through pg_depend: no other partition is opened
+// or locked.
+std::vector<Oid> tables_with_partheal_default(Oid relid) {
+  const char* schema_name = pg::guard([&] { return get_namespace_name(extension_schema()); });
+  std::vector<Oid> defaults_of;  // adrelid of each dependent default
+  std::vector<Oid> family;
+  pg::guard([&] {
+    Oid argtypes[2] = {REGCLASSOID, REGCLASSOID};
+    Oid func = LookupFuncName(
+        list_make2(makeString(pstrdup(schema_name)), makeString(pstrdup("partheal_nextval"))), 2,
+        argtypes, true);
+    if (!OidIsValid(func)) return;
+    Relation depend = table_open(DependRelationId, AccessShareLock);
+    ScanKeyData key[2];
+    ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(ProcedureRelationId));
+    ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(func));
+    SysScanDesc scan = systable_beginscan(depend, DependReferenceIndexId, true, nullptr, 2, key);
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+      auto* dep = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
+      if (dep->classid != AttrDefaultRelationId) continue;
+      ObjectAddress column = GetAttrDefaultColumnAddress(dep->objid);
+      if (OidIsValid(column.objectId)) defaults_of.push_back(column.objectId);
+    }
+    systable_endscan(scan);
+    table_close(depend, AccessShareLock);
+  });
+  if (defaults_of.empty()) return {};
+  List* all = pg::guard([&] { return find_all_inheritors(relid, NoLock, nullptr); });
+  ListCell* cell;
+  foreach (cell, all) family.push_back(lfirst_oid(cell));
+  std::vector<Oid> out;
+  for (Oid table : family)
+    if (std::find(defaults_of.begin(), defaults_of.end(), table) != defaults_of.end() &&
+        std::find(out.begin(), out.end(), table) == out.end())
+      out.push_back(table);
+  return out;
+}
+
 // Back to the plain nextval of the same sequence, as serial declares it, on
 // the parent and on every partition that carries partheal_nextval as a
 // default of its own: partitions created by hand (PARTITION OF copies the
-// parent's default), or by partheal before it stopped copying it. Each
-// table changed is locked ACCESS EXCLUSIVE until the transaction ends.
-// Afterwards nothing of the table depends on partheal_nextval, so DROP
-// EXTENSION works. Read from the catalog, not from the table's shape: a
-// table that no longer fits partheal is put back too.
+// parent's default), or by partheal before 0.3. Each table changed is
+// locked ACCESS EXCLUSIVE until the transaction ends. Afterwards nothing of
+// the table depends on partheal_nextval, so DROP EXTENSION works. Read from
+// the catalog, not from the table's shape: a table that no longer fits
+// partheal is put back too. A partition the caller does not own is left as
+// it is, with a WARNING: partheal does nothing its caller could not do.
 void restore_nextval(Oid relid) {
-  List* all = pg::guard([&] { return find_all_inheritors(relid, AccessShareLock, nullptr); });
-  std::vector<Oid> tables;
-  ListCell* cell;
-  foreach (cell, all) tables.push_back(lfirst_oid(cell));
+  std::vector<Oid> tables = tables_with_partheal_default(relid);
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
-  for (Oid table : tables)
+  for (Oid table : tables) {
+    if (!pg::guard([&] { return pg_class_ownercheck(table, GetUserId()); })) {
+      std::string label = pg::relation_label(table);
+      std::string owner = pg::guard([&] {
+        HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));
+        Oid role = HeapTupleIsValid(tuple)
+                       ? reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner
+                       : InvalidOid;
+        if (HeapTupleIsValid(tuple)) ReleaseSysCache(tuple);
+        return std::string(GetUserNameFromId(role, true) ? GetUserNameFromId(role, true) : "?");
+      });
+      const char* l = label.c_str();
+      const char* o = owner.c_str();
+      pg::guard([&] {
+        ereport(WARNING,
+                (errmsg("partition %s keeps partheal_nextval as its id default: it is owned by "
+                        "role \"%s\"",
+                        l, o),
+                 errhint("Its owner can give it the plain nextval default with ALTER TABLE ONLY "
+                         "... ALTER COLUMN ... SET DEFAULT; until then DROP EXTENSION partheal "
+                         "fails on it.")));
+      });
+      continue;
+    }
     for (const std::string& sql : ddl::restore_nextval_sql(table))
       pg::spi::execute(sql, SPI_OK_UTILITY);
+  }
   pg::spi::finish();
   pg::leave_guc_level(level);
 }

@@ -16,10 +16,13 @@ namespace partheal::pg {
 // begin and end would otherwise leave changed.
 class SubtransactionScope {
  public:
-  SubtransactionScope() : context_(CurrentMemoryContext), owner_(CurrentResourceOwner) {
+  // With keep_caller_context false the subtransaction's own memory context
+  // stays current, so what the work allocates goes with the subtransaction.
+  explicit SubtransactionScope(bool keep_caller_context = true)
+      : context_(CurrentMemoryContext), owner_(CurrentResourceOwner) {
     guard([&] {
       BeginInternalSubTransaction(nullptr);
-      MemoryContextSwitchTo(context_);
+      if (keep_caller_context) MemoryContextSwitchTo(context_);
     });
   }
   void roll_back() {
@@ -66,12 +69,14 @@ void in_subtransaction(F&& body) {
 }
 
 // Runs read-only work in an internal subtransaction that is always rolled
-// back: its locks are released at once, and an error in it is thrown after
-// the rollback. For the worker's poll, which reads many tables in one
-// transaction and must not hold a lock on each until the transaction ends.
+// back: its locks and its memory are released at once, and an error in it is
+// thrown after the rollback. For the worker's poll, which reads many tables
+// in one transaction and must not hold a lock on each until it ends. What
+// the work keeps must live outside PostgreSQL's memory (C++ objects, shared
+// memory).
 template <typename F>
 void in_rolled_back_subtransaction(F&& body) {
-  SubtransactionScope sub;
+  SubtransactionScope sub(false);
   try {
     body();
   } catch (...) {

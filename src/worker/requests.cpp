@@ -17,6 +17,7 @@ extern "C" {
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/lock.h"
+#include "storage/proc.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
 #include "utils/lsyscache.h"
@@ -113,6 +114,10 @@ bool wait_for_worker_transaction(int slot, uint64 generation, long remaining_ms,
       LockRelease(&tag, ShareLock, false);
     });
   } catch (const PgError& e) {
+    // A wait ended by an error leaves this backend in the lock's wait
+    // queue until the (sub)transaction aborts; it must leave it now, since
+    // more PostgreSQL code runs before the abort.
+    pg::guard([] { LockErrorCleanup(); });
     pg::leave_guc_level(level);
     if (e.sqlerrcode() == ERRCODE_LOCK_NOT_AVAILABLE) return false;
     throw;

@@ -92,12 +92,17 @@ Answer in_own_transaction(Oid relid, const std::string& for_what, Ensure&& ensur
     copy_text(answer.partition, ensured.partition, sizeof(answer.partition));
     copy_text(answer.range, ensured.range, sizeof(answer.range));
     answer.gave_way = ensured.gave_way;
-  } catch (const PgError& e) {
+  } catch (const std::exception& caught) {
     // guard() flushed the error; aborting is what makes the worker reusable.
     pg::guard([] {
       AbortCurrentTransaction();
       pgstat_report_activity(STATE_IDLE, nullptr);
     });
+    // Anything else (out of memory in C++) is answered as an internal
+    // error, so that no asker is left waiting on a request marked running.
+    auto* pg_error = dynamic_cast<const PgError*>(&caught);
+    PgError other(ERRCODE_INTERNAL_ERROR, caught.what());
+    const PgError& e = pg_error != nullptr ? *pg_error : other;
     const ErrorFields& f = e.fields();
     answer.sqlerrcode = f.sqlerrcode;
     copy_text(answer.message, f.message, sizeof(answer.message));
@@ -282,6 +287,8 @@ struct TableWatch {
   long retry_ms = 0;
   std::string last_error;              // a poll error is logged when it changes, not every round
   Oid default_partition = InvalidOid;  // logged once, while attached
+  TimestampTz busy_since = 0;          // the catch-up giving way since; 0: not
+  bool busy_said = false;              // and said so
 };
 
 std::unordered_map<Oid, TableWatch>& watches() {
@@ -353,15 +360,16 @@ void publish_next(Oid relid, const ahead::Draws& d, const manage::ManagedTable& 
             static_cast<int64>(next_draw));
     return;
   }
+  const int percent = table.config.mark_percent;
   const int64 n = heal::partition_number(d.from, size);
-  const bool past = d.from >= heal::mark_of(n, size, table.config.mark_percent);
+  const bool past = d.from >= ahead::mark_threshold(n, size, percent, d.increment);
   const int64 last_n = heal::partition_number(ids.back(), size);
   if (last_n == PG_INT64_MAX || (past && n == PG_INT64_MAX)) {
     ahead::set_next(relid, ahead::NextReason::kNone);
     return;
   }
   aligned(last_n + 1, ahead::NextReason::kAtMark,
-          heal::mark_of(past ? n + 1 : n, size, table.config.mark_percent));
+          ahead::mark_threshold(past ? n + 1 : n, size, percent, d.increment));
 }
 
 void poll_one(Oid relid, std::vector<Watched>& watched) {
@@ -471,15 +479,35 @@ std::optional<PgError> in_transaction(F&& f) {
 // its own, with the appenders' heal requests served before each: one table
 // whose poll fails (or waits out lock_timeout) is logged once and neither
 // stops nor delays the others.
+// A poll's transaction ends after this long, so that heal requests, served
+// between transactions, never wait long for a poll of many tables.
+constexpr long kPollSliceMs = 50;
+
 std::vector<Watched> poll_sequences(Oid dboid) {
   std::vector<Watched> watched;
   std::vector<Oid> relids;
   bool config_locked = false;
   std::vector<std::pair<Oid, std::optional<PgError>>> outcomes;
-  // One transaction for the registrations and every table: an idle table
-  // costs a subtransaction (no XID), never a transaction of its own. Each
-  // table's subtransaction is rolled back, which releases its locks at once,
-  // and an error in it is that table's alone.
+  // One transaction for the registrations and as many tables as it reads
+  // within kPollSliceMs (all of them, unless there are thousands): an idle
+  // table costs a subtransaction (no XID), never a transaction of its own.
+  // Each table's subtransaction is rolled back, which releases its locks at
+  // once, and an error in it is that table's alone.
+  size_t next = 0;
+  auto poll_slice = [&] {
+    TimestampTz started = GetCurrentTimestamp();
+    for (; next < relids.size(); ++next) {
+      if (TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()) >= kPollSliceMs) break;
+      Oid relid = relids[next];
+      std::optional<PgError> error;
+      try {
+        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched); });
+      } catch (const PgError& e) {
+        error = e;
+      }
+      outcomes.emplace_back(relid, std::move(error));
+    }
+  };
   std::optional<PgError> failed = in_transaction([&] {
     std::optional<std::vector<Oid>> now = manage::registered_tables_nowait();
     config_locked = !now;
@@ -495,15 +523,7 @@ std::vector<Watched> poll_sequences(Oid dboid) {
       if (it != watches().end()) kept.emplace(relid, std::move(it->second));
     }
     watches() = std::move(kept);
-    for (Oid relid : relids) {
-      std::optional<PgError> error;
-      try {
-        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched); });
-      } catch (const PgError& e) {
-        error = e;
-      }
-      outcomes.emplace_back(relid, std::move(error));
-    }
+    poll_slice();
   });
   if (failed) {
     if (!extension_installed()) exit_without_extension(dboid, LOG);
@@ -512,6 +532,15 @@ std::vector<Watched> poll_sequences(Oid dboid) {
     const char* text = line.c_str();
     pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
     return {};
+  }
+  while (next < relids.size()) {
+    serve_pending(dboid);
+    if (std::optional<PgError> error = in_transaction(poll_slice)) {
+      // Only the slice's own work failed (each table's error is caught):
+      // the tables it had not reached wait for the next poll.
+      log_poll_error(relids[next], *error);
+      break;
+    }
   }
   for (const auto& [relid, error] : outcomes) {
     if (error)
@@ -584,9 +613,30 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
       }
       watch.retry_ms = 0;
       if (answer.gave_way) {
-        budget[i] = 0;  // the table is busy: the next round tries again
+        // The table is busy: the next round tries again. Said once, after
+        // partheal.ddl_lock_timeout of it, since plain INSERTs may be
+        // failing meanwhile.
+        budget[i] = 0;
+        TimestampTz at = GetCurrentTimestamp();
+        if (watch.busy_since == 0) watch.busy_since = at;
+        if (!watch.busy_said && TimestampDifferenceMilliseconds(watch.busy_since, at) >=
+                                    settings::ddl_lock_timeout_ms) {
+          watch.busy_said = true;
+          std::string line = fmt::format(
+              "{} could not create the partition of {} catching up with its sequence: other "
+              "sessions have held or queued for a lock on it for {} ms; partheal gives way and "
+              "tries again every poll",
+              errors::kLogCreateFailed, pg::relation_label(w.relid),
+              TimestampDifferenceMilliseconds(watch.busy_since, at));
+          const char* text = line.c_str();
+          pg::guard([&] {
+            ereport(LOG, (errcode(ERRCODE_LOCK_NOT_AVAILABLE), errmsg_internal("%s", text)));
+          });
+        }
         continue;
       }
+      watch.busy_since = 0;
+      watch.busy_said = false;
       if (answer.partition[0] == '\0') {
         budget[i] = 0;  // nothing missing
         continue;

@@ -208,9 +208,9 @@ is($node->safe_psql('old', q{SELECT count(*) FROM partheal_append('m', '[{"v": 2
 # outcome is not_attached, and the NOTICE says there was no DEFAULT to hold
 # rows, not that rows are still in one.
 $sql->(q{CREATE TABLE nodef (at timestamptz NOT NULL) PARTITION BY RANGE (at)});
-my $holder = $node->background_psql('postgres');
-$holder->query_safe('BEGIN');
-$holder->query_safe('LOCK TABLE nodef IN SHARE MODE');
+my $nodef_holder = $node->background_psql('postgres');
+$nodef_holder->query_safe('BEGIN');
+$nodef_holder->query_safe('LOCK TABLE nodef IN SHARE MODE');
 ($ret, $out, $err) = $node->psql('postgres',
   q{SET partheal.attach_lock_timeout = 50;
     SET partheal.attach_lock_attempts = 2;
@@ -219,20 +219,20 @@ is($out, 'not_attached|t|0', 'no DEFAULT and a lock held past every attempt: not
 like($err, qr/HINT:  The table has no DEFAULT partition, so no row was moved or held back; nothing was changed\./,
   'the HINT says there is no DEFAULT');
 unlike($err, qr/still in the DEFAULT partition/, 'and does not speak of rows in one');
-$holder->query_safe('COMMIT');
+$nodef_holder->query_safe('COMMIT');
 is($sql->(q{SELECT outcome FROM partheal_attach_window('nodef', '2026-01-01', '2026-02-01')}), 'attached',
   'released, it attaches');
 
 # A partition whose DETACH ... CONCURRENTLY was interrupted is pending detach:
 # its bounds are still taken. partheal's overlap check names it, with how to
 # finish the detach, instead of PostgreSQL's 42P17 on partheal's own ATTACH.
-$holder->query_safe('BEGIN');
-$holder->query_safe('SELECT count(*) FROM nodef');
+$nodef_holder->query_safe('BEGIN');
+$nodef_holder->query_safe('SELECT count(*) FROM nodef');
 ($ret, $out, $err) = $node->psql('postgres',
   q{SET statement_timeout = '300ms'; ALTER TABLE nodef DETACH PARTITION nodef_p20260101 CONCURRENTLY});
 like($err, qr/canceling statement due to statement timeout/, 'a DETACH CONCURRENTLY interrupted');
-$holder->query_safe('COMMIT');
-$holder->quit;
+$nodef_holder->query_safe('COMMIT');
+$nodef_holder->quit;
 is($sql->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'nodef_p20260101'::regclass}), 't',
   'leaves the partition pending detach');
 for my $window (['2026-01-15', '2026-02-15'], ['2026-01-01', '2026-02-01']) {

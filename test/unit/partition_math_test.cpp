@@ -175,6 +175,15 @@ int main() {
             "ceiling after RESTART: partition 0");
   expect_eq(watermark_ceiling(Draws{1001, true, 1000, 1}, 100, 80), 20,
             "ceiling with increment 1000: the next draw's partition");
+  expect_eq(mark_threshold(0, 100, 80, 1), 80, "threshold, increment 1: the mark");
+  expect_eq(mark_threshold(0, 100, 80, 60), 40, "increment 60: the last draw from 40 on");
+  expect_eq(mark_threshold(1, 100, 80, 100), 100, "increment = size: every draw");
+  expect_eq(show_ids(needed_ids(Draws{60, true, 60, 1}, 100, 80, 1, kMax)), "0,99,100,199",
+            "increment 60: 60 is partition 0's last draw, so the next partition is kept");
+  expect_eq(show_ids(needed_ids(Draws{101, true, 100, 1}, 100, 80, 1, kMax)), "100,199,200,299",
+            "increment = size: each draw keeps the next partition");
+  expect_eq(watermark_ceiling(Draws{60, true, 60, 1}, 100, 80), 1,
+            "ceiling, increment 60 at 60: the next partition");
   expect_eq(partition_step(1000, 100), 1000, "increment 1000: one partition per draw");
   expect_eq(partition_step(1, 100), 100, "increment 1: one partition per 100 ids");
 
