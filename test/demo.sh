@@ -79,7 +79,11 @@ psql_c -c "SELECT c.relname AS partition, pg_get_expr(c.relpartbound, c.oid) AS 
             WHERE i.inhparent = 'events'::regclass ORDER BY 1"
 echo "ahead_created: partitions the worker made before any row needed them; next_*: what it makes"
 echo "next, and when (the stats are as the worker's last poll, once a second, saw them)."
-sleep 1.5
+for i in $(seq 50); do
+  [ "$(psql_c -A -t -c "SELECT next_reason LIKE 'when ids reach 180%' FROM partheal_stats
+                          WHERE parent = 'events'::regclass")" = t ] && break
+  sleep 0.1
+done
 psql_c -x -c "SELECT parent, appends, rows_appended, heals, ahead_requested, ahead_created,
                      next_from, next_to, next_reason
                 FROM partheal_stats WHERE parent = 'events'::regclass"

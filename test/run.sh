@@ -87,6 +87,31 @@ tap_bad=$(grep -cE '^not ok [0-9]+' tap.log || true)
 grep -q '^Result: PASS' tap.log || tap_bad=$((tap_bad > 0 ? tap_bad : 1))
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
 
+say "docs: the README and docs speak the project's own terms"
+# Words a user of partheal cannot know: the design records' names, the
+# issue tracker's numbers.
+if internal=$(cd "$PARTHEAL_ROOT" && grep -niE '\bseed [0-9]|\bseeds?\b|\bthe lab\b|\bissue [0-9]+' README.md docs/*.md); then
+  failed=$((failed + 1)); echo "not ok - internal words in the docs:"; echo "$internal"
+else
+  passed=$((passed + 1)); echo "ok - no internal words in README.md and docs/"
+fi
+
+say "demo: make demo explains itself and leaves nothing behind"
+if demo_out=$(bash "$PARTHEAL_ROOT/test/demo.sh" 2>&1); then
+  demo_dir=$(sed -n 's/^The throwaway cluster is stopped now, and its folder (\(.*\)) removed:$/\1/p' <<<"$demo_out")
+  demo_ok=1
+  for want in 'someone made one' 'it used up its id: the next id is 21' \
+              'heals counts the calls that found a partition missing' ' 4 |            19 |     2 |' \
+              'PHL01: an append that healed' 'next_reason     | when ids reach 180, the create-ahead mark' \
+              'To try partheal on a server of your own'; do
+    grep -qF -- "$want" <<<"$demo_out" || { demo_ok=0; echo "missing from the demo's output: $want"; }
+  done
+  if [ -z "$demo_dir" ] || [ -e "$demo_dir" ]; then demo_ok=0; echo "the demo's folder was not removed: $demo_dir"; fi
+else
+  demo_ok=0; echo "$demo_out" | tail -20
+fi
+if [ "$demo_ok" = 1 ]; then passed=$((passed + 1)); echo "ok - make demo"; else failed=$((failed + 1)); echo "not ok - make demo"; fi
+
 say "format: clang-format agrees with every C++ file"
 if (cd "$PARTHEAL_ROOT" && clang-format --dry-run --Werror src/*.cpp src/*/*.cpp src/*.hpp src/*/*.hpp); then
   passed=$((passed + 1)); echo "ok - formatted"
