@@ -164,3 +164,16 @@ SELECT adrelid::regclass AS "table", pg_get_expr(adbin, adrelid) AS id_default F
  WHERE adrelid IN ('pwx'::regclass, 'pwx_a'::regclass, 'pwx_b'::regclass) ORDER BY 1;
 DROP TABLE pwx;
 DROP ROLE pw_a, pw_b;
+-- An ALTER SEQUENCE ... INCREMENT BY after registration is seen at the next
+-- draw, even by a session that has the registration cached: at increment
+-- 1000 and size 100 the draw of 1001 asks for the next draw's partition (20).
+CREATE TABLE stepchg (id bigserial, v int) PARTITION BY RANGE (id);
+CREATE TABLE stepchg_p0 PARTITION OF stepchg FOR VALUES FROM (0) TO (100);
+CREATE TABLE stepchg_p1000 PARTITION OF stepchg FOR VALUES FROM (1000) TO (1100);
+SELECT partheal_manage('stepchg', 100, 80, true);
+INSERT INTO stepchg (v) VALUES (1);
+ALTER SEQUENCE stepchg_id_seq INCREMENT BY 1000;
+INSERT INTO stepchg (v) VALUES (2) RETURNING id;
+SELECT watermark FROM partheal_stats WHERE parent = 'stepchg'::regclass;
+SELECT partheal_unmanage('stepchg');
+DROP TABLE stepchg;

@@ -101,8 +101,7 @@ std::vector<int64> mark_ids_in_use(const manage::ManagedTable& table, Oid owner,
   if (percent == 0) return ids;
   std::optional<int64> position_n;
   for (int64 id : given) {
-    std::optional<int64> target =
-        mark_of_draw(id, current_increment(table.shape.sequence), size, percent);
+    std::optional<int64> target = mark_of_draw(id, table.shape.sequence_increment, size, percent);
     if (!target) continue;
     int64 n = heal::partition_number(id, size);
     if (!position_n) {
@@ -122,7 +121,7 @@ void after_append(const manage::ManagedTable& table, const std::vector<int64>& i
   });
   if (!tracked || table.config.mark_percent == 0) return;
   const int64 size = table.config.partition_size;
-  const int64 increment = current_increment(table.shape.sequence);
+  const int64 increment = table.shape.sequence_increment;
   for (int64 id : ids)
     if (std::optional<int64> target = mark_of_draw(id, increment, size, table.config.mark_percent))
       request_next(table.shape.relid, *target, size, table.shape.key_max);

@@ -96,7 +96,7 @@ PARTHEAL_SQL_FUNCTION(partheal_nextval) {
   const int64 size = table->config.partition_size;
   const int percent = table->config.mark_percent;
   if (percent == 0) return Int64GetDatum(id);
-  int64 increment = ahead::current_increment(sequence);
+  int64 increment = table->shape.sequence_increment;
   // Only a caller who may insert into the table asks for its partitions.
   if (ahead::mark_target(id, increment, size, percent) && ahead::may_insert(relid))
     (void)ahead::after_draw(relid, id, increment);

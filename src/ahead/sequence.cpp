@@ -85,14 +85,4 @@ std::optional<SequencePosition> read_sequence(Oid sequence, bool wait) {
   return out;
 }
 
-int64 current_increment(Oid sequence) {
-  return pg::guard([&] {
-    HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(sequence));
-    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for sequence %u", sequence);
-    int64 increment = reinterpret_cast<Form_pg_sequence>(GETSTRUCT(tuple))->seqincrement;
-    ReleaseSysCache(tuple);
-    return increment;
-  });
-}
-
 }  // namespace partheal::ahead

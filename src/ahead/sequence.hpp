@@ -23,8 +23,4 @@ struct SequencePosition {
 // current (sub)transaction.
 std::optional<SequencePosition> read_sequence(Oid sequence, bool wait);
 
-// The sequence's increment as it is now: read from the syscache, which ALTER
-// SEQUENCE invalidates, not from a registration cached before it.
-int64 current_increment(Oid sequence);
-
 }  // namespace partheal::ahead

@@ -75,6 +75,14 @@ void on_relcache_invalidation(Datum, Oid relid) noexcept {
   sweep_due = true;
 }
 
+// ALTER SEQUENCE changes pg_sequence, not the table: an INCREMENT BY of a
+// registered table's sequence would go unseen by the cached shape, whose
+// increment the marks use. Rare, so every entry is read again.
+void on_sequence_change(Datum, int, uint32) noexcept {
+  registrations_stale = true;
+  sweep_due = true;
+}
+
 // Drops what the invalidations made stale: every entry when registrations
 // changed (each is re-read on its next lookup), and the entries of tables
 // that no longer exist, so a session that churns through tables keeps no
@@ -312,6 +320,7 @@ void as_extension_owner(void (*f)(void*), void* ctx) {
 
 void install_invalidation_callback() {
   CacheRegisterRelcacheCallback(on_relcache_invalidation, Datum(0));
+  CacheRegisterSyscacheCallback(SEQRELID, on_sequence_change, Datum(0));
 }
 
 }  // namespace partheal::manage
