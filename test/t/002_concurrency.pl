@@ -43,6 +43,9 @@ is($created, 40, 'the worker created each partition exactly once');
 # ATTACH holds SHARE UPDATE EXCLUSIVE on the parent, which the worker takes
 # before it decides. The worker waits for it, finds the partition, does
 # nothing, and the append that was waiting lands.
+# (The worker must wait for the holder however slowly the checks below run,
+# under valgrind too: ddl_lock_timeout is raised for the while.)
+$node->safe_psql('postgres', q{ALTER SYSTEM SET partheal.ddl_lock_timeout = '60s'; SELECT pg_reload_conf()});
 my $holder = $node->background_psql('postgres');
 $holder->query_safe(qq{
   BEGIN;
@@ -66,6 +69,7 @@ is($node->safe_psql('postgres', q{
 $holder->query_safe('COMMIT');
 $holder->quit;
 $append->finish;
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET partheal.ddl_lock_timeout; SELECT pg_reload_conf()});
 is($aout, "505\n", 'the waiting append landed') or diag($aerr);
 is($node->safe_psql('postgres', q{SELECT tableoid::regclass FROM lab WHERE id = 505}),
   'lab_hand', 'in the partition the other session made');

@@ -84,6 +84,37 @@ is($node->safe_psql('postgres', q{
 $app->query_safe('COMMIT');
 $app->quit;
 
+# A true deadlock through the worker: s1 has appended (ROW EXCLUSIVE on dl);
+# s2 holds SHARE UPDATE EXCLUSIVE and waits for SHARE behind s1; s1's next
+# append needs a heal, whose worker waits for s2's lock. All three waits are
+# lock waits, so PostgreSQL's deadlock detector finds the cycle; s1 checks
+# first (its deadlock_timeout is the shortest) and is the one that fails,
+# with 40P01 and a CONTEXT line naming the wait for the partheal worker.
+$node->safe_psql('postgres', q{
+  CREATE TABLE dl (id bigserial, v int) PARTITION BY RANGE (id);
+  CREATE TABLE dl_p0 PARTITION OF dl FOR VALUES FROM (0) TO (10);
+  SELECT partheal_manage('dl', 10, NULL);
+});
+my $s1 = $node->background_psql('postgres', on_error_stop => 0);
+my $s2 = $node->background_psql('postgres');
+$s1->query_safe(q{BEGIN; SET LOCAL deadlock_timeout = '100ms'; SELECT partheal_append('dl', '{"v": 1}')});
+$s2->query_safe(q{BEGIN; SET LOCAL deadlock_timeout = '10s'; LOCK dl IN SHARE UPDATE EXCLUSIVE MODE});
+$s2->query_until(qr/waiting/, "\\echo waiting\nLOCK dl IN SHARE MODE;\n");
+ok($node->poll_query_until('postgres',
+    q{SELECT count(*) = 1 FROM pg_locks WHERE relation = 'dl'::regclass AND NOT granted}),
+  's2 waits for s1');
+$s1->query(q{SELECT partheal_append('dl', '{"id": 15, "v": 2}')});
+like($s1->{stderr}, qr/ERROR:  deadlock detected/, 'the append fails with PostgreSQL\'s deadlock error');
+like($s1->{stderr}, qr/CONTEXT:  waiting for the partheal worker to create the partition of "dl" for id 15/,
+  'naming the wait for the partheal worker');
+$s1->{stderr} = '';
+$s1->query_safe('ROLLBACK');
+$s2->query_safe('COMMIT');
+$s1->quit;
+$s2->quit;
+ok($node->poll_query_until('postgres', q{SELECT to_regclass('dl_p10') IS NOT NULL}),
+  'the worker, no longer blocked, creates the partition after all');
+
 # Crashed: SIGKILL makes the postmaster reset shared memory. Committed rows
 # survive, and heals work once the server is back.
 my $before = $node->safe_psql('postgres', 'SELECT count(*) FROM q');
