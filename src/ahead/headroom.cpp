@@ -60,17 +60,17 @@ int64_t partition_step(int64_t increment, int64_t partition_size) {
 std::optional<int64_t> mark_target(int64_t id, int64_t increment, int64_t partition_size,
                                    int mark_percent) {
   if (increment <= 0) return std::nullopt;
+  // Most draws are below their partition's threshold: two divisions, done.
   const int64_t n = heal::partition_number(id, partition_size);
+  const int64_t threshold = mark_threshold(n, partition_size, mark_percent, increment);
+  if (id < threshold) return std::nullopt;
   const __int128 next = static_cast<__int128>(id) + increment;
   if (next > INT64_MAX) return std::nullopt;  // no draw after this one
-  // Reached in partition n: at the mark, or the last draw partition n gets.
-  const int64_t threshold = mark_threshold(n, partition_size, mark_percent, increment);
-  auto reached = [&](__int128 x) {
-    if (x < INT64_MIN || heal::partition_number(static_cast<int64_t>(x), partition_size) != n)
-      return false;
-    return static_cast<int64_t>(x) >= threshold;
-  };
-  if (!reached(id) || reached(static_cast<__int128>(id) - increment)) return std::nullopt;
+  // Only the first draw of partition n past the threshold asks: the one
+  // before it is in another partition, or below the threshold.
+  const __int128 prev = static_cast<__int128>(id) - increment;
+  const __int128 start = static_cast<__int128>(n) * partition_size;
+  if (prev >= start && prev >= threshold) return std::nullopt;
   const int64_t next_n = heal::partition_number(static_cast<int64_t>(next), partition_size);
   return std::max(n == INT64_MAX ? n : n + 1, next_n);
 }
