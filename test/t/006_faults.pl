@@ -429,6 +429,11 @@ $node->stop;
   ok($small->poll_query_until('postgres', q{
       SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = 's1'}),
     "$label: a slot frees up");
+  # The launcher retries a database left without a slot every second (README,
+  # Capacity); until then an append gets PH003 at once.
+  ok($small->poll_query_until('s3', q{
+      SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND datname = 's3'}),
+    "$label: the launcher gives s3 its worker");
   writable_again($small, 's3', 't', 10, $label);
   $small->stop;
 }
