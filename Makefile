@@ -1,4 +1,4 @@
-# partheal: PGXS build of a C++17 extension for PostgreSQL 15.
+# partheal: PGXS build of a C++17 extension for PostgreSQL 15 to 19.
 EXTENSION  = partheal
 MODULE_big = partheal
 DATA       = sql/partheal--0.1.sql sql/partheal--0.3.sql sql/partheal--0.1--0.2.sql \
@@ -7,6 +7,18 @@ DATA       = sql/partheal--0.1.sql sql/partheal--0.3.sql sql/partheal--0.1--0.2.
 SRCS = $(sort $(wildcard src/*.cpp src/*/*.cpp))
 OBJS = $(SRCS:.cpp=.o)
 
+# PG=18 builds against the assertion-enabled PostgreSQL 18 that
+# test/majors.sh builds (once, into /var/cache/partheal); PG=15 against
+# Debian's 15. Without PG, the PGXS convention: PG_CONFIG, or the pg_config on
+# PATH (Debian's 15 here).
+ifdef PG
+ifneq ($(MAKECMDGOALS),check-headers)
+PG_CONFIG := $(shell bash $(CURDIR)/test/pg_config.sh $(PG))
+ifeq ($(PG_CONFIG),)
+$(error no server of PostgreSQL $(PG) to build against (see above))
+endif
+endif
+endif
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(CURDIR)/src
 SHLIB_LINK  = -lfmt -lstdc++
@@ -33,7 +45,16 @@ endif
 
 $(OBJS): $(wildcard src/*.hpp src/*/*.hpp)
 
-.PHONY: demo test bench bench-attach format
+# Objects built against one major are no use to another: they are rebuilt
+# whenever the pg_config (or its server's version) changes.
+BUILT_FOR := .built-for
+ifeq ($(filter check-headers,$(MAKECMDGOALS)),)
+$(shell v="$(PG_CONFIG) $$($(PG_CONFIG) --version)"; [ "$$(cat $(BUILT_FOR) 2>/dev/null)" = "$$v" ] || echo "$$v" > $(BUILT_FOR))
+endif
+$(OBJS): $(BUILT_FOR)
+EXTRA_CLEAN = $(BUILT_FOR)
+
+.PHONY: demo test bench bench-attach format check-headers
 # The two commands the README promises; each sets up a fresh Debian 12 machine.
 demo:
 	bash test/demo.sh
@@ -43,5 +64,9 @@ bench:
 	bash test/bench/run.sh
 bench-attach:
 	bash test/bench/attach_lab.sh
+# make check-headers PG=17: every file compiled with -Werror against that
+# major's headers (Debian's server-dev package, unpacked, never installed).
+check-headers:
+	bash test/check_headers.sh $(PG)
 format:
 	clang-format -i $(wildcard src/*.cpp src/*/*.cpp src/*/*.hpp src/*.hpp)

@@ -3,11 +3,29 @@
 set -euo pipefail
 
 PARTHEAL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+say() { printf '\n== %s\n' "$*"; }
+
+# PG=18 runs everything against the assertion-enabled 18 that majors.sh
+# builds into the cache (use_major, after install_packages); the default is
+# Debian's 15.
+PG=${PG:-15}
 PGBIN=/usr/lib/postgresql/15/bin
 PGXS_TEST=/usr/lib/postgresql/15/lib/pgxs/src/test
 export PATH="$PGBIN:$PATH"
-
-say() { printf '\n== %s\n' "$*"; }
+use_major() {
+  case "$PG" in
+    15) ;;
+    18)
+      source "$PARTHEAL_ROOT/test/majors.sh"
+      local prefix
+      prefix=$(majors_build_server 18 | tail -1)
+      PGBIN=$prefix/bin
+      PGXS_TEST=$prefix/lib/postgresql/pgxs/src/test
+      export PATH="$PGBIN:$PATH" ;;
+    *) echo "PG=$PG: the suite runs on 15 and 18; for 17 and 19 see make check-headers" >&2; exit 2 ;;
+  esac
+  PG_VERSION_LINE=$("$PGBIN/postgres" --version)
+}
 
 # Installs only what is missing, so a machine that has it all stays offline.
 install_packages() {
@@ -32,9 +50,10 @@ install_packages() {
 }
 
 build_and_install() {
-  say "building partheal"
-  make -C "$PARTHEAL_ROOT" -s -j"$(nproc)" PG_CONFIG=/usr/bin/pg_config
-  make -C "$PARTHEAL_ROOT" -s install PG_CONFIG=/usr/bin/pg_config
+  use_major
+  say "building partheal against $PG_VERSION_LINE"
+  make -C "$PARTHEAL_ROOT" -s -j"$(nproc)" PG_CONFIG="$PGBIN/pg_config"
+  make -C "$PARTHEAL_ROOT" -s install PG_CONFIG="$PGBIN/pg_config"
 }
 
 # PostgreSQL refuses to run as root: the clusters run as the postgres user,

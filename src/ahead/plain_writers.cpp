@@ -15,6 +15,7 @@
 #include "heal/partition_math.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/relation.hpp"
 #include "settings.hpp"
 
@@ -145,7 +146,7 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
   const bool sparse = seq.increment > size;
   __int128 partitions =
       sparse ? (last - first) / seq.increment + 1 : static_cast<__int128>(last_n) - first_n + 1;
-  bool owner = pg::guard([&] { return pg_class_ownercheck(relid, GetUserId()); });
+  bool owner = pg::guard([&] { return pg::compat::owns_relation(relid, GetUserId()); });
   int64 limit = owner ? ahead::kOwnerReserveLimit : settings::max_ahead_partitions;
   if (partitions > limit)
     pg::fail(owner ? ERRCODE_PROGRAM_LIMIT_EXCEEDED : ERRCODE_INSUFFICIENT_PRIVILEGE,

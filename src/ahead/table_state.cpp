@@ -1,6 +1,7 @@
 #include <algorithm>
 #include "ahead/table_state.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -181,8 +182,8 @@ void init_shared_memory() {
   info.keysize = sizeof(TableKey);
   info.entrysize = sizeof(TableState);
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-  tables = ShmemInitHash("partheal tables", settings::max_tables, settings::max_tables, &info,
-                         HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+  tables = pg::compat::shmem_init_fixed_hash("partheal tables", settings::max_tables, &info,
+                                             HASH_ELEM | HASH_BLOBS);
   LWLockRelease(AddinShmemInitLock);
   tables_lock = &(GetNamedLWLockTranche("partheal tables"))->lock;
 }

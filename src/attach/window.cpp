@@ -7,6 +7,7 @@
 #include "attach/window.hpp"
 #include "heal/bounds.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/pause.hpp"
 #include "pg/relation.hpp"
 #include "pg/spi.hpp"
@@ -14,6 +15,7 @@
 
 extern "C" {
 #include "catalog/pg_inherits.h"
+#include "utils/guc.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
@@ -177,7 +179,7 @@ Parent describe_parent(Oid relid) {
   // Ownership first: a caller who may not attach must not even queue for a
   // lock on the table.
   pg::guard([&] {
-    if (!pg_class_ownercheck(relid, GetUserId()))
+    if (!pg::compat::owns_relation(relid, GetUserId()))
       aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
   });
   // A transaction holding the table ACCESS EXCLUSIVE (DDL) would hold

@@ -7,6 +7,7 @@
 #include "heal/explicit_ids.hpp"
 #include "heal/partition_math.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/security.hpp"
 #include "settings.hpp"
 
@@ -22,7 +23,7 @@ void refuse_explicit_ids_out_of_window(const manage::ManagedTable& table, Relati
   if (explicit_ids.empty()) return;
   const manage::TableShape& shape = table.shape;
   if (unrouted(parent, explicit_ids).empty()) return;
-  if (pg::guard([&] { return pg_class_ownercheck(shape.relid, GetUserId()); })) return;
+  if (pg::guard([&] { return pg::compat::owns_relation(shape.relid, GetUserId()); })) return;
   // A partition the owner attached since this backend last looked is no
   // reason to refuse.
   refresh_partitions(parent);

@@ -6,6 +6,7 @@
 #include "errors.hpp"
 #include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/relation.hpp"
 
 extern "C" {
@@ -52,7 +53,7 @@ LOCKMODE conflicting_mode_held(Oid relid, LOCKMODE needed) {
     LOCKTAG tag;
     SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
     for (LOCKMODE mode = MaxLockMode; mode > NoLock; --mode)
-      if (DoLockModesConflict(mode, needed) && LockHeldByMe(&tag, mode)) return mode;
+      if (DoLockModesConflict(mode, needed) && pg::compat::lock_held_by_me(&tag, mode)) return mode;
     return static_cast<LOCKMODE>(NoLock);
   });
 }

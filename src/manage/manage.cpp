@@ -11,6 +11,7 @@
 #include "manage/registry.hpp"
 #include "manage/shape.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/relation.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/spi.hpp"
@@ -58,7 +59,7 @@ Relation open_owned(FunctionCallInfo fcinfo, const char* function) {
   pg::guard([&] { PreventCommandIfReadOnly(function); });
   Relation rel = pg::open_existing(relid, AccessShareLock);
   pg::guard([&] {
-    if (!pg_class_ownercheck(relid, GetUserId()))
+    if (!pg::compat::owns_relation(relid, GetUserId()))
       aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(rel->rd_rel->relkind),
                      RelationGetRelationName(rel));
   });
@@ -247,7 +248,7 @@ void restore_nextval(Oid relid) {
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
   for (Oid table : tables) {
-    if (!pg::guard([&] { return pg_class_ownercheck(table, GetUserId()); })) {
+    if (!pg::guard([&] { return pg::compat::owns_relation(table, GetUserId()); })) {
       std::string label = pg::relation_label(table);
       std::string owner = pg::guard([&] {
         HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));

@@ -6,6 +6,7 @@
 #include "ahead/table_state.hpp"
 #include "manage/registry.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/relation.hpp"
 #include "pg/spi.hpp"
@@ -78,7 +79,7 @@ void on_relcache_invalidation(Datum, Oid relid) noexcept {
 // ALTER SEQUENCE changes pg_sequence, not the table: an INCREMENT BY of a
 // registered table's sequence would go unseen by the cached shape, whose
 // increment the marks use. Rare, so every entry is read again.
-void on_sequence_change(Datum, int, uint32) noexcept {
+void on_sequence_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
   registrations_stale = true;
   sweep_due = true;
 }

@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "worker/database_ddl.hpp"
 #include "worker/databases.hpp"
 
@@ -81,7 +82,7 @@ Oid database_to_pause(Node* node) {
   // DROP, RENAME and SET TABLESPACE refuse the current database; CREATE
   // DATABASE ... TEMPLATE takes it, counting every other session in it.
   if (dboid == MyDatabaseId && nodeTag(node) != T_CreatedbStmt) return InvalidOid;
-  bool owner = pg_database_ownercheck(dboid, GetUserId());
+  bool owner = pg::compat::owns_database(dboid, GetUserId());
   if (!owner && !(template_ok_if_marked && is_template(dboid))) return InvalidOid;
   return dboid;
 }

@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/error_context.hpp"
 #include "pg/guc_scope.hpp"
 #include "pg/relation.hpp"
@@ -131,7 +132,7 @@ bool wait_for_worker_transaction(int slot, uint64 generation, long remaining_ms,
 Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   settings::require_preloaded();
   Shared& s = shared();
-  const int slot = MyBackendId - 1;
+  const int slot = pg::compat::backend_index();
   Request& r = s.requests[slot];
   SpinLockAcquire(&r.mutex);
   uint64 generation = ++r.generation;

@@ -5,12 +5,12 @@
 
 #include "ahead/table_state.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "settings.hpp"
 #include "worker/databases.hpp"
 
 extern "C" {
 #include "funcapi.h"
-#include "commands/dbcommands.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 }

@@ -1,0 +1,104 @@
+// Every difference between the PostgreSQL majors partheal builds against,
+// and the only file that tests PG_VERSION_NUM. 15 and 18 are built and
+// tested; 17 and 19 are compiled against their headers; 16 is written in
+// where it costs nothing (it sits between 15 and 17 on every point below)
+// but never built here.
+#pragma once
+
+#include "pg/postgres.hpp"
+
+extern "C" {
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "storage/shmem.h"
+#include "utils/acl.h"
+#include "utils/guc.h"  // 17+: no longer comes in through executor/spi.h
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/wait_event.h"
+#if PG_VERSION_NUM >= 190000
+#include "utils/lsyscache.h"  // get_database_name, moved from dbcommands.h in 19
+#else
+#include "commands/dbcommands.h"
+#endif
+}
+
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 200000
+#error "partheal supports PostgreSQL 15 to 19"
+#endif
+
+namespace partheal::pg::compat {
+
+// Ownership: 16 replaced pg_class_ownercheck and pg_database_ownercheck by
+// object_ownercheck on the catalog's oid.
+inline bool owns_relation(Oid relid, Oid role) {
+#if PG_VERSION_NUM >= 160000
+  return object_ownercheck(RelationRelationId, relid, role);
+#else
+  return pg_class_ownercheck(relid, role);
+#endif
+}
+
+inline bool owns_database(Oid dboid, Oid role) {
+#if PG_VERSION_NUM >= 160000
+  return object_ownercheck(DatabaseRelationId, dboid, role);
+#else
+  return pg_database_ownercheck(dboid, role);
+#endif
+}
+
+// This backend's index among the MaxBackends regular backends, from 0: 15
+// and 16 number backends from 1 (MyBackendId), 17 from 0 (MyProcNumber,
+// whose first MaxBackends entries are the regular backends and workers).
+inline int backend_index() {
+#if PG_VERSION_NUM >= 170000
+  return MyProcNumber;
+#else
+  return MyBackendId - 1;
+#endif
+}
+
+// Whether this transaction holds exactly `mode` on the lock: 17 added the
+// `orstronger` argument, which partheal leaves off ("stronger" is not
+// "conflicting", which is what it asks about mode by mode).
+inline bool lock_held_by_me(const LOCKTAG* tag, LOCKMODE mode) {
+#if PG_VERSION_NUM >= 170000
+  return LockHeldByMe(tag, mode, false);
+#else
+  return LockHeldByMe(tag, mode);
+#endif
+}
+
+// A fixed-size shared hash table of `entries` entries: 19 dropped the
+// separate initial and maximum sizes.
+inline HTAB* shmem_init_fixed_hash(const char* name, long entries, HASHCTL* info, int flags) {
+#if PG_VERSION_NUM >= 190000
+  return ShmemInitHash(name, entries, info, flags | HASH_FIXED_SIZE);
+#else
+  return ShmemInitHash(name, entries, entries, info, flags | HASH_FIXED_SIZE);
+#endif
+}
+
+// The cache id a syscache callback gets: an enum from 19, an int before.
+#if PG_VERSION_NUM >= 190000
+using SyscacheId = SysCacheIdentifier;
+#else
+using SyscacheId = int;
+#endif
+
+// A wait event of partheal's own, as pg_stat_activity shows it: 17 lets an
+// extension name its waits (wait_event_type "Extension", wait_event the
+// name); before 17 every one of them is plain "Extension". Registered once
+// per process, so call it where waits begin, not at load time.
+inline uint32 wait_event(const char* name) {
+#if PG_VERSION_NUM >= 170000
+  return WaitEventExtensionNew(name);
+#else
+  (void)name;
+  return PG_WAIT_EXTENSION;
+#endif
+}
+
+}  // namespace partheal::pg::compat

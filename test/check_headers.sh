@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# make check-headers PG=N: compiles every source file with -Wall -Wextra
+# -Werror (and -O2, for the warnings that need it) against the server headers
+# of major N, from Debian's postgresql-server-dev-N package, unpacked into
+# the cache and never installed. No server of 17 or 19 can be built here, so
+# this is what says partheal builds on them. Ends on one line:
+#   partheal PostgreSQL N headers (VERSION): K of M files compile
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/majors.sh"
+major=${1:-}
+case "$major" in
+  15|16|17|18|19) ;;
+  *) echo "usage: make check-headers PG=N, N one of 17, 18, 19 (15 is Debian's own)" >&2; exit 2 ;;
+esac
+install_packages
+inc=$(majors_headers "$major" | tail -1)
+version=$(cat "$inc/../../../../../.complete" 2>/dev/null | awk '{print $2}')
+work=$(mktemp -d /tmp/partheal-headers.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# Those headers were configured on a newer glibc than Debian 12's: their
+# pg_config.h says the C library has strlcpy and strlcat, so port.h does not
+# declare them, and glibc 2.36 does not either. Declared here, for the
+# compile only.
+cat > "$work/glibc_2_38.h" <<'H'
+#include <stddef.h>
+extern "C" size_t strlcpy(char*, const char*, size_t);
+extern "C" size_t strlcat(char*, const char*, size_t);
+H
+cd "$PARTHEAL_ROOT"
+ok=0; bad=0
+for f in src/*.cpp src/*/*.cpp; do
+  if g++ -std=c++17 -O2 -fPIC -Wall -Wextra -Werror -isystem "$inc" -Isrc -include "$work/glibc_2_38.h" \
+       -c "$f" -o /dev/null 2> "$work/err"; then
+    ok=$((ok + 1))
+  else
+    bad=$((bad + 1)); echo "not ok - $f"; head -20 "$work/err"
+  fi
+done
+echo "partheal PostgreSQL $major headers ($version): $ok of $((ok + bad)) files compile"
+[ "$bad" -eq 0 ]

@@ -1,0 +1,130 @@
+# Sourced by test/lib.sh: PostgreSQL majors other than Debian 12's own 15.
+#
+# Debian 12 ships binaries of 15 only. Newer majors come from Debian's archive
+# through a private apt setup (its own source list, lists and cache under
+# $MAJORS_CACHE/apt, nothing in /etc/apt touched, nothing ever installed):
+#   18: the source package's original tarball (sid), built once into
+#       $MAJORS_CACHE/pg-<version> with assertions and USE_VALGRIND, reused.
+#   17, 19: the postgresql-server-dev .deb (trixie, experimental), unpacked
+#       with dpkg-deb -x into $MAJORS_CACHE/headers-<version>: a compile
+#       check only, there is no server to run.
+# 16 is in no suite of Debian's archive here.
+
+MAJORS_CACHE=${PARTHEAL_CACHE:-/var/cache/partheal}
+
+# The packages a build of PostgreSQL from its release tarball needs (the
+# tarball has no generated parser, hence bison and flex).
+MAJORS_BUILD_PACKAGES=(build-essential bison flex zlib1g-dev pkg-config libipc-run-perl
+                       bzip2 xz-utils)
+
+# Runs apt-get/apt-cache against the private setup: $1 is apt-get or
+# apt-cache, the rest its arguments. The setup is made on first use from the
+# machine's own Debian archive entry, with the suites the majors live in.
+majors_apt() {
+  local tool=$1; shift
+  local apt="$MAJORS_CACHE/apt"
+  local opts=(-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+              -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
+              -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
+              -o APT::Sandbox::User=root -o Debug::NoLocking=1 -qq)
+  if [ ! -s "$apt/lists.done" ]; then
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+    # The machine's archive URI (deb.debian.org or a mirror), not security's.
+    local uri
+    uri=$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+          grep -oE 'https?://[^ ]*/debian/?' | grep -v security | head -1)
+    uri=${uri:-http://deb.debian.org/debian}
+    {
+      for suite in trixie sid experimental; do
+        echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
+        echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
+      done
+    } > "$apt/sources.list"
+    say "reading Debian's package lists for trixie, sid and experimental (private apt setup in $apt)" >&2
+    apt-get "${opts[@]}" update || { echo "could not read Debian's package lists from $uri" >&2; return 1; }
+    date > "$apt/lists.done"
+  fi
+  "$tool" "${opts[@]}" "$@"
+}
+
+# The newest finished build of major $1 in the cache, or nothing.
+majors_cached_build() {
+  local d
+  for d in $(ls -d "$MAJORS_CACHE/pg-$1".* 2>/dev/null | sort -rV); do
+    [ -f "$d/.complete" ] && { echo "$d"; return 0; }
+  done
+  return 0
+}
+
+# Builds major $1 from Debian's source package into the cache, unless a
+# finished build is there; prints its prefix on the last line.
+majors_build_server() {
+  local major=$1 prefix
+  prefix=$(majors_cached_build "$major")
+  if [ -n "$prefix" ]; then echo "$prefix"; return 0; fi
+  install_packages "${MAJORS_BUILD_PACKAGES[@]}" >&2
+  local versions v got= dl="$MAJORS_CACHE/apt/download-$major"
+  versions=$(majors_apt apt-cache showsrc "postgresql-$major" | sed -n 's/^Version: //p' | sort -rV | uniq)
+  rm -rf "$dl" && mkdir -p "$dl"
+  for v in $versions; do
+    if (cd "$dl" && majors_apt apt-get source --download-only "postgresql-$major=$v" >/dev/null 2>&1); then
+      got=$v; break
+    fi
+    # The .dsc can be missing while the original tarball is there.
+    local upstream=${v%-*}
+    if (cd "$dl" && majors_apt apt-get source --download-only --tar-only "postgresql-$major=$v" >/dev/null 2>&1) ||
+       ls "$dl"/postgresql-"$major"_"$upstream".orig.tar.* >/dev/null 2>&1; then
+      got=$v; break
+    fi
+  done
+  local orig
+  orig=$(ls "$dl"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -1)
+  if [ -z "$orig" ]; then
+    echo "could not download the postgresql-$major source package (versions listed: $(echo $versions))" >&2
+    return 1
+  fi
+  local upstream
+  upstream=$(basename "$orig" | sed -E 's/^postgresql-[0-9]+_(.*)\.orig\.tar\..*$/\1/')
+  prefix="$MAJORS_CACHE/pg-$upstream"
+  say "building PostgreSQL $upstream (Debian's postgresql-$major $got) with assertions into $prefix" >&2
+  local src="$dl/src" started=$(date +%s)
+  rm -rf "$src" "$prefix" && mkdir -p "$src"
+  tar -xf "$orig" -C "$src" --strip-components=1
+  # Assertions check lock, buffer, relcache-reference and memory-context rules
+  # on every call; USE_VALGRIND lets memcheck see inside palloc's chunks.
+  (cd "$src" &&
+   ./configure -q --prefix="$prefix" --enable-cassert --enable-debug --enable-tap-tests \
+     --without-icu --without-readline CFLAGS="-O2 -DUSE_VALGRIND" >/dev/null &&
+   make -s -j"$(nproc)" >/dev/null &&
+   make -s install >/dev/null &&
+   make -s -C src/test/isolation install >/dev/null &&
+   make -s -C contrib/file_fdw install >/dev/null &&
+   cp src/tools/valgrind.supp "$prefix/valgrind.supp") >&2 || {
+    echo "building PostgreSQL $upstream failed (source in $src)" >&2; return 1; }
+  echo "postgresql-$major $got, built $(date -u +%FT%TZ) in $(( $(date +%s) - started ))s" > "$prefix/.complete"
+  rm -rf "$dl"
+  echo "$prefix"
+}
+
+# Unpacks Debian's postgresql-server-dev-$1 into the cache, unless it is
+# there; prints the server include directory on the last line.
+majors_headers() {
+  local major=$1 d
+  for d in $(ls -d "$MAJORS_CACHE/headers-$major".* 2>/dev/null | sort -rV); do
+    [ -f "$d/.complete" ] && { echo "$d/usr/include/postgresql/$major/server"; return 0; }
+  done
+  local dl="$MAJORS_CACHE/apt/download-dev-$major" deb version
+  rm -rf "$dl" && mkdir -p "$dl"
+  version=$(majors_apt apt-cache madison "postgresql-server-dev-$major" | awk -F'|' '{gsub(/ /,"",$2); print $2}' |
+            sort -rV | head -1)
+  [ -n "$version" ] || { echo "no postgresql-server-dev-$major in Debian's lists" >&2; return 1; }
+  (cd "$dl" && majors_apt apt-get download "postgresql-server-dev-$major=$version" >/dev/null) || {
+    echo "could not download postgresql-server-dev-$major $version" >&2; return 1; }
+  deb=$(ls "$dl"/*.deb | head -1)
+  d="$MAJORS_CACHE/headers-$major.${version//[^0-9A-Za-z.+~-]/_}"
+  rm -rf "$d" && mkdir -p "$d"
+  dpkg-deb -x "$deb" "$d"
+  echo "postgresql-server-dev-$major $version" > "$d/.complete"
+  rm -rf "$dl"
+  echo "$d/usr/include/postgresql/$major/server"
+}
