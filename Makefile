@@ -54,12 +54,15 @@ endif
 $(OBJS): $(BUILT_FOR)
 EXTRA_CLEAN = $(BUILT_FOR)
 
-.PHONY: demo test bench bench-attach format check-headers
+.PHONY: demo test test-all bench bench-attach format check-headers
 # The two commands the README promises; each sets up a fresh Debian 12 machine.
 demo:
 	bash test/demo.sh
 test:
 	bash test/run.sh
+# What CI runs: make test on 15 and on 18, check-headers on 17 and 19.
+test-all:
+	bash test/all_majors.sh
 bench:
 	bash test/bench/run.sh
 bench-attach:

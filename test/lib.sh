@@ -56,6 +56,21 @@ build_and_install() {
   make -C "$PARTHEAL_ROOT" -s install PG_CONFIG="$PGBIN/pg_config"
 }
 
+# Builds partheal against the pg_config $1 in a scratch copy of the tree
+# (the tree's own objects stay those of the major under test) and installs
+# it into that server.
+install_into() {
+  local pg_config=$1 dir
+  dir=$(mktemp -d /tmp/partheal-build.XXXXXX)
+  cp -r "$PARTHEAL_ROOT/Makefile" "$PARTHEAL_ROOT/partheal.control" "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/src" \
+    "$PARTHEAL_ROOT/test" "$dir/"
+  find "$dir/src" -name '*.o' -delete
+  say "building partheal against $("$pg_config" --version) too"
+  make -C "$dir" -s -j"$(nproc)" PG_CONFIG="$pg_config"
+  make -C "$dir" -s install PG_CONFIG="$pg_config"
+  rm -rf "$dir"
+}
+
 # PostgreSQL refuses to run as root: the clusters run as the postgres user,
 # in a scratch copy of the test inputs that this user can write to.
 as_pg() {

@@ -35,12 +35,12 @@ majors_apt() {
           grep -oE 'https?://[^ ]*/debian/?' | grep -v security | head -1)
     uri=${uri:-http://deb.debian.org/debian}
     {
-      for suite in trixie sid experimental; do
+      for suite in bookworm trixie sid experimental; do
         echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
         echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
       done
     } > "$apt/sources.list"
-    say "reading Debian's package lists for trixie, sid and experimental (private apt setup in $apt)" >&2
+    say "reading Debian's package lists for bookworm, trixie, sid and experimental (private apt setup in $apt)" >&2
     apt-get "${opts[@]}" update || { echo "could not read Debian's package lists from $uri" >&2; return 1; }
     date > "$apt/lists.done"
   fi
@@ -56,6 +56,31 @@ majors_cached_build() {
   return 0
 }
 
+# The original tarball of major $1's newest downloadable source package,
+# kept in the cache; prints its path on the last line.
+majors_source_tarball() {
+  local major=$1 t
+  t=$(ls "$MAJORS_CACHE"/src/postgresql-"$major"_*.orig.tar.* 2>/dev/null | sort -rV | head -1)
+  if [ -n "$t" ]; then echo "$t"; return 0; fi
+  local versions v dl="$MAJORS_CACHE/apt/download-$major"
+  versions=$(majors_apt apt-cache showsrc "postgresql-$major" | sed -n 's/^Version: //p' | sort -rV | uniq)
+  rm -rf "$dl" && mkdir -p "$dl" "$MAJORS_CACHE/src"
+  for v in $versions; do
+    # The .dsc or the Debian tarball can be missing while the original
+    # tarball is there: --tar-only asks for less.
+    (cd "$dl" && majors_apt apt-get source --download-only "postgresql-$major=$v" >/dev/null 2>&1) ||
+      (cd "$dl" && majors_apt apt-get source --download-only --tar-only "postgresql-$major=$v" >/dev/null 2>&1) || true
+    t=$(ls "$dl"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -1)
+    [ -n "$t" ] && break
+  done
+  if [ -z "$t" ]; then
+    echo "could not download the postgresql-$major source package (versions listed: $(echo $versions))" >&2
+    return 1
+  fi
+  mv "$t" "$MAJORS_CACHE/src/" && rm -rf "$dl"
+  echo "$MAJORS_CACHE/src/$(basename "$t")"
+}
+
 # Builds major $1 from Debian's source package into the cache, unless a
 # finished build is there; prints its prefix on the last line.
 majors_build_server() {
@@ -63,31 +88,12 @@ majors_build_server() {
   prefix=$(majors_cached_build "$major")
   if [ -n "$prefix" ]; then echo "$prefix"; return 0; fi
   install_packages "${MAJORS_BUILD_PACKAGES[@]}" >&2
-  local versions v got= dl="$MAJORS_CACHE/apt/download-$major"
-  versions=$(majors_apt apt-cache showsrc "postgresql-$major" | sed -n 's/^Version: //p' | sort -rV | uniq)
-  rm -rf "$dl" && mkdir -p "$dl"
-  for v in $versions; do
-    if (cd "$dl" && majors_apt apt-get source --download-only "postgresql-$major=$v" >/dev/null 2>&1); then
-      got=$v; break
-    fi
-    # The .dsc can be missing while the original tarball is there.
-    local upstream=${v%-*}
-    if (cd "$dl" && majors_apt apt-get source --download-only --tar-only "postgresql-$major=$v" >/dev/null 2>&1) ||
-       ls "$dl"/postgresql-"$major"_"$upstream".orig.tar.* >/dev/null 2>&1; then
-      got=$v; break
-    fi
-  done
-  local orig
-  orig=$(ls "$dl"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -1)
-  if [ -z "$orig" ]; then
-    echo "could not download the postgresql-$major source package (versions listed: $(echo $versions))" >&2
-    return 1
-  fi
-  local upstream
+  local orig upstream
+  orig=$(majors_source_tarball "$major" | tail -1) || return 1
   upstream=$(basename "$orig" | sed -E 's/^postgresql-[0-9]+_(.*)\.orig\.tar\..*$/\1/')
   prefix="$MAJORS_CACHE/pg-$upstream"
-  say "building PostgreSQL $upstream (Debian's postgresql-$major $got) with assertions into $prefix" >&2
-  local src="$dl/src" started=$(date +%s)
+  say "building PostgreSQL $upstream (from Debian's source package) with assertions into $prefix" >&2
+  local src="$MAJORS_CACHE/build-$major" started=$(date +%s)
   rm -rf "$src" "$prefix" && mkdir -p "$src"
   tar -xf "$orig" -C "$src" --strip-components=1
   # Assertions check lock, buffer, relcache-reference and memory-context rules
@@ -101,9 +107,30 @@ majors_build_server() {
    make -s -C contrib/file_fdw install >/dev/null &&
    cp src/tools/valgrind.supp "$prefix/valgrind.supp") >&2 || {
     echo "building PostgreSQL $upstream failed (source in $src)" >&2; return 1; }
-  echo "postgresql-$major $got, built $(date -u +%FT%TZ) in $(( $(date +%s) - started ))s" > "$prefix/.complete"
-  rm -rf "$dl"
+  echo "$(basename "$orig"), built $(date -u +%FT%TZ) in $(( $(date +%s) - started ))s" > "$prefix/.complete"
+  rm -rf "$src"
   echo "$prefix"
+}
+
+# The definitions of the private structs partheal mirrors (see
+# src/pg/compat.hpp), cut from major $1's source into a header; prints its
+# path on the last line.
+majors_private_structs() {
+  local major=$1 orig out
+  orig=$(majors_source_tarball "$major" | tail -1) || return 1
+  out="$MAJORS_CACHE/src/$(basename "$orig" | sed -E 's/\.orig\.tar\..*$//').private.h"
+  if [ ! -s "$out" ]; then
+    local dir
+    dir=$(mktemp -d)
+    tar -xf "$orig" -C "$dir" --wildcards '*/src/backend/postmaster/bgworker.c'
+    { echo "/* cut from $(basename "$orig"): src/backend/postmaster/bgworker.c */"
+      sed -n '/^struct BackgroundWorkerHandle$/,/^};/p' "$dir"/*/src/backend/postmaster/bgworker.c
+    } > "$out.tmp"
+    rm -rf "$dir"
+    grep -q 'generation' "$out.tmp" || { echo "no struct BackgroundWorkerHandle in $orig's bgworker.c" >&2; return 1; }
+    mv "$out.tmp" "$out"
+  fi
+  echo "$out"
 }
 
 # Unpacks Debian's postgresql-server-dev-$1 into the cache, unless it is

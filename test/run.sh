@@ -5,6 +5,12 @@ source "$(dirname "$0")/lib.sh"
 
 install_packages
 build_and_install
+# On a major other than 15, 012_dump_15_to_18.pl dumps a 15 database with
+# partheal in it and restores it here.
+if [ "$PG" != 15 ]; then
+  install_into /usr/lib/postgresql/15/bin/pg_config
+  export PARTHEAL_PG15=/usr/lib/postgresql/15
+fi
 work=$(make_workdir)
 cd "$work"
 passed=0
@@ -35,7 +41,7 @@ if [ -n "${VALGRIND:-}" ]; then
   valgrind_started=$(date +%s)
 fi
 
-count() {  # pg_regress 15 ends on "All N tests passed." or "M of N tests failed."
+count() {  # pg_regress ends on "All N tests passed." or "M of N tests failed." (18: after "# ")
   local log=$1 n m
   if n=$(grep -oE 'All [0-9]+ tests passed' "$log" | grep -oE '[0-9]+'); then
     passed=$((passed + n))
@@ -56,6 +62,19 @@ if [ -n "$unit" ]; then
   passed=$((passed + ${unit% *})); failed=$((failed + ${unit#* }))
 else
   failed=$((failed + 1))
+fi
+
+say "private layouts: partheal's copies match PostgreSQL $PG's own source"
+# The struct definitions come from Debian's source package of this major (a
+# download the first time, then the cache); see src/pg/compat.hpp.
+source "$PARTHEAL_ROOT/test/majors.sh"
+if structs=$(majors_private_structs "$PG" | tail -1) &&
+   g++ -std=c++17 -Wall -Wextra -Werror -isystem "$("$PGBIN/pg_config" --includedir-server)" \
+     -I"$PARTHEAL_ROOT/src" -DPRIVATE_STRUCTS="\"$structs\"" -fsyntax-only \
+     "$PARTHEAL_ROOT/test/unit/private_layout_test.cpp"; then
+  passed=$((passed + 1)); echo "ok - BackgroundWorkerHandle matches $(head -1 "$structs")"
+else
+  failed=$((failed + 1)); echo "not ok - partheal's copy of PostgreSQL $PG's private structs"
 fi
 
 say "pg_regress: the SQL surface and bad input"
@@ -112,6 +131,14 @@ else
 fi
 if [ "$demo_ok" = 1 ]; then passed=$((passed + 1)); echo "ok - make demo"; else failed=$((failed + 1)); echo "not ok - make demo"; fi
 
+say "one codebase: only src/pg/compat.hpp tests PG_VERSION_NUM"
+if others=$(cd "$PARTHEAL_ROOT" && grep -rln 'PG_VERSION_NUM\|PG_MAJORVERSION' src test/unit --include='*.cpp' --include='*.hpp' |
+            grep -v '^src/pg/compat.hpp$'); then
+  failed=$((failed + 1)); echo "not ok - version tests outside src/pg/compat.hpp:"; echo "$others"
+else
+  passed=$((passed + 1)); echo "ok - every version difference is in src/pg/compat.hpp"
+fi
+
 say "format: clang-format agrees with every C++ file"
 if (cd "$PARTHEAL_ROOT" && clang-format --dry-run --Werror src/*.cpp src/*/*.cpp src/*.hpp src/*/*.hpp); then
   passed=$((passed + 1)); echo "ok - formatted"
@@ -135,5 +162,5 @@ if [ -n "${VALGRIND:-}" ]; then
 fi
 
 say "summary (logs in $work)"
-echo "partheal: $passed passed, $failed failed"
+echo "partheal PostgreSQL $PG ($("$PGBIN/postgres" --version | awk '{print $NF}')): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

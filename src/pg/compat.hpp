@@ -101,4 +101,19 @@ inline uint32 wait_event(const char* name) {
 #endif
 }
 
+// PostgreSQL's private layouts partheal mirrors.
+//
+// BackgroundWorkerHandle: bgworker.h declares it, only bgworker.c defines
+// it, as { int slot; uint64 generation; } in every major from 15 to 19.
+// partheal keeps handles by value in shared memory, so it needs the bytes.
+// The copy is checked here on every major's compile, and field by field
+// against the definition in the server's own source wherever that source is
+// at hand (15 and 18: test/unit/private_layout_test.cpp, run by make test).
+struct BackgroundWorkerHandleCopy {
+  int slot;
+  uint64 generation;
+};
+static_assert(sizeof(BackgroundWorkerHandleCopy) == 16 && alignof(BackgroundWorkerHandleCopy) == 8,
+              "BackgroundWorkerHandle is { int slot; uint64 generation; } in PostgreSQL 15 to 19");
+
 }  // namespace partheal::pg::compat

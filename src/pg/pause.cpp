@@ -1,5 +1,6 @@
 #include "pg/pause.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -11,17 +12,31 @@ extern "C" {
 
 namespace partheal::pg {
 
-void pause_ms(long ms) {
+namespace {
+
+void sleep_on_latch(long ms, uint32 wait_event) {
   guard([&] {
-    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
-                    PG_WAIT_EXTENSION);
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, wait_event);
     ResetLatch(MyLatch);
     CHECK_FOR_INTERRUPTS();
   });
 }
 
+}  // namespace
+
+uint32 named_wait_event(const char* name, uint32& registered) {
+  if (registered == 0) registered = guard([&] { return compat::wait_event(name); });
+  return registered;
+}
+
+void pause_ms(long ms) {
+  static uint32 event = 0;
+  sleep_on_latch(ms, named_wait_event("PartHealPause", event));
+}
+
 void wait_for_work_ms(long ms) {
-  pause_ms(ms);
+  static uint32 event = 0;
+  sleep_on_latch(ms, named_wait_event("PartHealIdle", event));
   guard([] {
     if (ConfigReloadPending) {
       ConfigReloadPending = false;
@@ -31,7 +46,9 @@ void wait_for_work_ms(long ms) {
 }
 
 void back_off_ms(long ms) {
-  guard([&] { (void)WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, PG_WAIT_EXTENSION); });
+  static uint32 event = 0;
+  uint32 wait_event = named_wait_event("PartHealBackOff", event);
+  guard([&] { (void)WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, wait_event); });
 }
 
 }  // namespace partheal::pg

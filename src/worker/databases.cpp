@@ -43,8 +43,6 @@ constexpr long kReprobeMs = 300000;
 // for the databases that need one, and for parallel query.
 constexpr int kProbesPerRound = 2;
 
-static_assert(sizeof(WorkerHandle) == 16, "PostgreSQL 15's BackgroundWorkerHandle");
-
 WorkerHandle to_shared(BackgroundWorkerHandle* handle) {
   WorkerHandle out;
   std::memcpy(&out, handle, sizeof(out));

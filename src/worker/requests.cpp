@@ -7,6 +7,7 @@
 #include "pg/compat.hpp"
 #include "pg/error_context.hpp"
 #include "pg/guc_scope.hpp"
+#include "pg/pause.hpp"
 #include "pg/relation.hpp"
 #include "settings.hpp"
 #include "worker/requests.hpp"
@@ -134,6 +135,8 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   Shared& s = shared();
   const int slot = pg::compat::backend_index();
   Request& r = s.requests[slot];
+  static uint32 answer_registered = 0;
+  const uint32 answer_event = pg::named_wait_event("PartHealWorkerAnswer", answer_registered);
   SpinLockAcquire(&r.mutex);
   uint64 generation = ++r.generation;
   r.state = RequestState::kPending;
@@ -167,14 +170,14 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
         // The worker's transaction has begun: wait for its end as a lock
         // wait, then for the answer it writes right after.
         if (!wait_for_worker_transaction(slot, generation, remaining, relid, id)) break;
-        pg::guard([&] { (void)ConditionVariableTimedSleep(&r.answered, 10, PG_WAIT_EXTENSION); });
+        pg::guard([&] { (void)ConditionVariableTimedSleep(&r.answered, 10, answer_event); });
         continue;
       }
       // A worker that died leaves its pending requests behind: the
       // launcher starts another; PH003 at once if it cannot.
       want_worker(MyDatabaseId, true);
       pg::guard([&] {
-        (void)ConditionVariableTimedSleep(&r.answered, Min(remaining, 1000L), PG_WAIT_EXTENSION);
+        (void)ConditionVariableTimedSleep(&r.answered, Min(remaining, 1000L), answer_event);
       });
     }
     pg::guard([] { ConditionVariableCancelSleep(); });

@@ -4,6 +4,7 @@
 // the launcher follows, each with its worker's handle.
 #pragma once
 
+#include "pg/compat.hpp"
 #include "pg/postgres.hpp"
 
 extern "C" {
@@ -56,15 +57,11 @@ struct Request {
   ConditionVariable answered;
 };
 
-// PostgreSQL 15's BackgroundWorkerHandle, which bgworker.h declares but does
-// not define (bgworker.c: { int slot; uint64 generation; }). Kept by value in
-// shared memory, so that the launcher and a backend running database DDL act
-// on the same worker through TerminateBackgroundWorker and
-// GetBackgroundWorkerPid, never through a bare pid.
-struct WorkerHandle {
-  int slot;
-  uint64 generation;
-};
+// A BackgroundWorkerHandle kept by value in shared memory, so that the
+// launcher and a backend running database DDL act on the same worker through
+// TerminateBackgroundWorker and GetBackgroundWorkerPid, never through a bare
+// pid. Its layout is PostgreSQL's private one (see pg/compat.hpp).
+using WorkerHandle = pg::compat::BackgroundWorkerHandleCopy;
 
 constexpr int kMaxPausers = 8;
 

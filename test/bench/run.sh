@@ -304,6 +304,44 @@ SQL
 done
 psql_b -c 'ALTER SYSTEM RESET partheal.naptime' -c 'SELECT pg_reload_conf()' >/dev/null
 
+say "PostgreSQL 18 (the assertion-enabled build): single-row append and INSERT, simple and prepared"
+# The same single-row figures on the newer major, on a cluster of its own,
+# so that a regression there shows. Its server checks assertions, which cost
+# both contenders alike: read the ratios, not the tps. BENCH_PG18=0 skips.
+pg18=()
+if [ "${BENCH_PG18:-1}" != 0 ]; then
+  pg18_file="$work/pg18.results"
+  (
+    PG=18
+    use_major
+    install_into "$PGBIN/pg_config" >/dev/null
+    mkdir -p "$work/pg18" && chown postgres "$work/pg18"
+    start_cluster "$work/pg18" <<CONF
+synchronous_commit = off
+partheal.max_tables = 2000
+CONF
+    psql_c -q -A -t >/dev/null <<'SQL'
+CREATE EXTENSION partheal;
+CREATE TABLE plain_t (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE heal_t  (id bigserial, body text) PARTITION BY RANGE (id);
+SELECT partheal_manage('heal_t', 10000000);
+SELECT partheal_append('heal_t', '{"body": "warm"}');
+CREATE TABLE plain_t_p0 PARTITION OF plain_t FOR VALUES FROM (0) TO (10000000);
+SQL
+    runs() {  # runs MODE: median tps of INSERT and of partheal_append, alternating
+      local mode=$1 a=() i=() r
+      for r in $(seq "$rounds"); do
+        i+=("$(pgbench_c -n -M "$mode" -c 2 -j 2 -T "$seconds" -f "$work/insert.sql" | sed -n 's/^tps = \([0-9]*\).*/\1/p')")
+        a+=("$(pgbench_c -n -M "$mode" -c 2 -j 2 -T "$seconds" -f "$work/append.sql" | sed -n 's/^tps = \([0-9]*\).*/\1/p')")
+        echo "PostgreSQL 18, $mode, round $r: INSERT ${i[-1]} tps, partheal_append ${a[-1]} tps" >&2
+      done
+      echo "$(median "${a[@]}") $(median "${i[@]}")"
+    }
+    echo "$("$PGBIN/postgres" --version | awk '{print $NF}') $(runs simple) $(runs prepared)" > "$pg18_file"
+  ) || echo "the PostgreSQL 18 figures failed (see above)"
+  [ -s "$pg18_file" ] && read -r -a pg18 < "$pg18_file"
+fi
+
 say "results"
 printf '%-58s %14s %14s %8s\n' "measure" "partheal" "plain PG" "ratio"
 printf '%-58s %14s %14s %8s\n' "XIDs per autocommit single-row append (1000 appends)" \
@@ -341,3 +379,9 @@ printf '%-58s %14s %14s %8s\n' "prepared INSERT tps: partheal_nextval / nextval 
   "$(awk "BEGIN{printf \"%.3f\", $prep_ph/$prep_nv}")"
 printf '%-58s %14s %14s %8s\n' "instructions per prepared INSERT: partheal_nextval / nextval" "$cg_nv" "$cg_pins" \
   "$(awk "BEGIN{printf \"%.3f\", $cg_nv/$cg_pins}")"
+if [ ${#pg18[@]} -eq 5 ]; then
+  printf '%-58s %14s %14s %8s\n' "PostgreSQL ${pg18[0]} (assertions on): single-row tps, simple" "${pg18[1]}" "${pg18[2]}" \
+    "$(awk "BEGIN{printf \"%.3f\", ${pg18[1]}/${pg18[2]}}")"
+  printf '%-58s %14s %14s %8s\n' "PostgreSQL ${pg18[0]} (assertions on): single-row tps, prepared" "${pg18[3]}" "${pg18[4]}" \
+    "$(awk "BEGIN{printf \"%.3f\", ${pg18[3]}/${pg18[4]}}")"
+fi

@@ -7,6 +7,7 @@ use lib $FindBin::Bin;
 use PartHeal;
 use IPC::Run;
 use PostgreSQL::Test::Utils;
+use File::Spec;
 use Test::More;
 use Time::HiRes qw(time);
 
@@ -93,7 +94,8 @@ $pid = $worker_of->('appdb');
 $node->safe_psql('postgres', 'ALTER DATABASE appdb RENAME TO renamed');
 ok($worker_back->('renamed', $pid), 'RENAME succeeded and the worker is back');
 ok($heals->('renamed'), 'heals work under the new name');
-my $space = $node->basedir . '/space';
+# (An absolute path: PostgreSQL 18's test modules give a relative basedir.)
+my $space = File::Spec->rel2abs($node->basedir) . '/space';
 mkdir $space or die;
 $node->safe_psql('postgres', "CREATE TABLESPACE space LOCATION '$space'");
 $pid = $worker_of->('renamed');

@@ -6,6 +6,8 @@
 
 VALGRIND_CACHE=${PARTHEAL_CACHE:-/var/cache/partheal}/valgrind
 PG_SUPP="$VALGRIND_CACHE/postgresql-15-valgrind.supp"
+# A major built from source (test/majors.sh) keeps its own file beside it.
+[ "${PG:-15}" = 15 ] || PG_SUPP="$(dirname "$PGBIN")/valgrind.supp"
 
 # PostgreSQL's suppressions. Debian ships them in no binary package, so they
 # come from the postgresql-15 source package, through a private apt setup
@@ -113,7 +115,7 @@ WRAP
   export PGCTLTIMEOUT=${PGCTLTIMEOUT:-600}
   export PARTHEAL_VALGRIND=1
   # Each cluster loads the installed library when it starts: note which one.
-  VALGRIND_SO=$(md5sum < "$(/usr/bin/pg_config --pkglibdir)/partheal.so")
+  VALGRIND_SO=$(md5sum < "$("$PGBIN/pg_config" --pkglibdir)/partheal.so")
 }
 
 # Counts the logs: every log with a nonzero ERROR SUMMARY, or with an error
@@ -133,7 +135,7 @@ valgrind_scan() {
       awk '/VALGRINDERROR-BEGIN/ {on = 1} on {print} on && /VALGRINDERROR-END/ {exit}' "$f"
     fi
   done
-  if [ "$(md5sum < "$(/usr/bin/pg_config --pkglibdir)/partheal.so")" != "$VALGRIND_SO" ]; then
+  if [ "$(md5sum < "$("$PGBIN/pg_config" --pkglibdir)/partheal.so")" != "$VALGRIND_SO" ]; then
     echo "warning: the installed partheal.so was replaced during the run (another make install?);" \
       "clusters started after that ran another build"
   fi
