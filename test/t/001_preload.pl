@@ -36,6 +36,12 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM log'), '2', 'the heal work
 is($node->safe_psql('postgres',
     "SELECT string_agg(backend_type, ',' ORDER BY backend_type) FROM pg_stat_activity WHERE backend_type LIKE 'partheal%'"),
   'partheal launcher,partheal worker', 'the launcher and the worker show in pg_stat_activity');
+# Their idle waits are named from PostgreSQL 17 on, plain "Extension" before.
+my $idle = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000 ? 'PartHealIdle' : 'Extension';
+ok($node->poll_query_until('postgres', qq{SELECT count(*) = 2 FROM pg_stat_activity
+    WHERE backend_type IN ('partheal launcher', 'partheal worker')
+      AND wait_event_type = 'Extension' AND wait_event = '$idle'}),
+  "the launcher and the worker wait as Extension/$idle between polls");
 
 # pg_dump keeps the registration with the data.
 my $file = "${PostgreSQL::Test::Utils::tmp_check}/dump.sql";
