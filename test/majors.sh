@@ -98,7 +98,10 @@ majors_build_server() {
   tar -xf "$orig" -C "$src" --strip-components=1
   # Assertions check lock, buffer, relcache-reference and memory-context rules
   # on every call; USE_VALGRIND lets memcheck see inside palloc's chunks.
-  (cd "$src" &&
+  # PostgreSQL's makefiles generate their headers only at MAKELEVEL 0, and
+  # this often runs under partheal's own make: none of its make state goes in.
+  (unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
+   cd "$src" &&
    ./configure -q --prefix="$prefix" --enable-cassert --enable-debug --enable-tap-tests \
      --without-icu --without-readline CFLAGS="-O2 -DUSE_VALGRIND" >/dev/null &&
    make -s -j"$(nproc)" >/dev/null &&
