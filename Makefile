@@ -10,12 +10,18 @@ OBJS = $(SRCS:.cpp=.o)
 # PG=18 builds against the assertion-enabled PostgreSQL 18 that
 # test/majors.sh builds (once, into /var/cache/partheal); PG=15 against
 # Debian's 15. Without PG, the PGXS convention: PG_CONFIG, or the pg_config on
-# PATH (Debian's 15 here).
+# PATH (Debian's 15 here). PG is resolved only for the goals that build
+# against a server (not for the scripted commands below, which read PG
+# themselves, nor for clean), and never over a PG_CONFIG given on the command line.
+SCRIPTED_GOALS := test test-all demo bench bench-attach format check-headers clean distclean
+BUILDS_HERE := $(if $(MAKECMDGOALS),$(filter-out $(SCRIPTED_GOALS),$(MAKECMDGOALS)),all)
 ifdef PG
-ifneq ($(MAKECMDGOALS),check-headers)
+ifneq ($(BUILDS_HERE),)
+ifneq ($(origin PG_CONFIG),command line)
 PG_CONFIG := $(shell bash $(CURDIR)/test/pg_config.sh $(PG))
 ifeq ($(PG_CONFIG),)
 $(error no server of PostgreSQL $(PG) to build against (see above))
+endif
 endif
 endif
 endif
@@ -45,17 +51,20 @@ endif
 
 $(OBJS): $(wildcard src/*.hpp src/*/*.hpp)
 
-# Objects built against one major are no use to another: they are rebuilt
-# whenever the pg_config (or its server's version) changes.
+# Objects built against one server are no use to another: they are rebuilt
+# whenever the server's version, its headers or the compiler flags change
+# (not the pg_config's path: /usr/bin/pg_config and Debian's versioned one are
+# the same 15).
 BUILT_FOR := .built-for
-ifeq ($(filter check-headers,$(MAKECMDGOALS)),)
-$(shell v="$(PG_CONFIG) $$($(PG_CONFIG) --version)"; [ "$$(cat $(BUILT_FOR) 2>/dev/null)" = "$$v" ] || echo "$$v" > $(BUILT_FOR))
+ifneq ($(BUILDS_HERE),)
+BUILT_KEY := $(shell $(PG_CONFIG) --version 2>/dev/null) $(includedir_server) $(CXXFLAGS)
+$(shell [ "$$(cat $(BUILT_FOR) 2>/dev/null)" = '$(BUILT_KEY)' ] || echo '$(BUILT_KEY)' > $(BUILT_FOR))
 endif
 $(OBJS): $(BUILT_FOR)
 EXTRA_CLEAN = $(BUILT_FOR)
 
 .PHONY: demo test test-all bench bench-attach format check-headers
-# The two commands the README promises; each sets up a fresh Debian 12 machine.
+# The scripted commands of the README; each sets up a fresh Debian 12 machine.
 demo:
 	bash test/demo.sh
 test:

@@ -20,7 +20,7 @@ use_major() {
       local prefix
       prefix=$(majors_build_server 18 | tail -1)
       PGBIN=$prefix/bin
-      PGXS_TEST=$prefix/lib/postgresql/pgxs/src/test
+      PGXS_TEST=$("$PGBIN/pg_config" --pkglibdir)/pgxs/src/test
       export PATH="$PGBIN:$PATH" ;;
     *) echo "PG=$PG: the suite runs on 15 and 18; for 17 and 19 see make check-headers" >&2; exit 2 ;;
   esac

@@ -17,6 +17,20 @@ MAJORS_CACHE=${PARTHEAL_CACHE:-/var/cache/partheal}
 MAJORS_BUILD_PACKAGES=(build-essential bison flex zlib1g-dev pkg-config libipc-run-perl
                        bzip2 xz-utils)
 
+# One run at a time builds or downloads into the cache: the first caller in
+# a process (or subshell) takes the lock, its children share it.
+majors_lock() {
+  [ -n "${MAJORS_LOCKED:-}" ] && return 0
+  mkdir -p "$MAJORS_CACHE"
+  exec 9>"$MAJORS_CACHE/.lock"
+  flock 9
+  MAJORS_LOCKED=1
+}
+
+# Reads Debian's package lists again: after a download failed with lists
+# that may be older than the archive.
+majors_apt_refresh() { rm -f "$MAJORS_CACHE/apt/lists.done"; }
+
 # Runs apt-get/apt-cache against the private setup: $1 is apt-get or
 # apt-cache, the rest its arguments. The setup is made on first use from the
 # machine's own Debian archive entry, with the suites the majors live in.
@@ -39,8 +53,10 @@ majors_apt() {
         echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
         echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
       done
+      # Debian 12's installed 15 may be a security update.
+      echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${uri%/debian*}/debian-security bookworm-security main"
     } > "$apt/sources.list"
-    say "reading Debian's package lists for bookworm, trixie, sid and experimental (private apt setup in $apt)" >&2
+    say "reading Debian's package lists for bookworm (and its security updates), trixie, sid and experimental (private apt setup in $apt)" >&2
     apt-get "${opts[@]}" update || { echo "could not read Debian's package lists from $uri" >&2; return 1; }
     date > "$apt/lists.done"
   fi
@@ -59,31 +75,56 @@ majors_cached_build() {
 # The original tarball of major $1's newest downloadable source package,
 # kept in the cache; prints its path on the last line.
 majors_source_tarball() {
-  local major=$1 t
+  majors_lock
+  local major=$1 t installed
+  # For Debian's own 15, the installed version's source if it can be had.
+  installed=$(dpkg-query -W -f='${source:Version}' "postgresql-$major" 2>/dev/null | sed 's/-[^-]*$//' || true)
   t=$(ls "$MAJORS_CACHE"/src/postgresql-"$major"_*.orig.tar.* 2>/dev/null | sort -rV | head -1)
-  if [ -n "$t" ]; then echo "$t"; return 0; fi
-  local versions v dl="$MAJORS_CACHE/apt/download-$major"
-  versions=$(majors_apt apt-cache showsrc "postgresql-$major" | sed -n 's/^Version: //p' | sort -rV | uniq)
-  rm -rf "$dl" && mkdir -p "$dl" "$MAJORS_CACHE/src"
-  for v in $versions; do
-    # The .dsc or the Debian tarball can be missing while the original
-    # tarball is there: --tar-only asks for less.
-    (cd "$dl" && majors_apt apt-get source --download-only "postgresql-$major=$v" >/dev/null 2>&1) ||
-      (cd "$dl" && majors_apt apt-get source --download-only --tar-only "postgresql-$major=$v" >/dev/null 2>&1) || true
-    t=$(ls "$dl"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -1)
-    [ -n "$t" ] && break
+  if [ -n "$installed" ] && ls "$MAJORS_CACHE"/src/postgresql-"$major"_"$installed".orig.tar.* >/dev/null 2>&1; then
+    t=$(ls "$MAJORS_CACHE"/src/postgresql-"$major"_"$installed".orig.tar.* | head -1)
+  fi
+  # (.unavailable-*: that version's source was tried and could not be had.)
+  if [ -n "$t" ] && { [ -z "$installed" ] || [[ $t == *_"$installed".orig.* ]] ||
+                      [ -f "$MAJORS_CACHE/src/.unavailable-$major-$installed" ]; }; then
+    echo "$t"; return 0
+  fi
+  local versions v attempt dl="$MAJORS_CACHE/apt/download-$major" found=
+  for attempt in 1 2; do
+    versions=$(majors_apt apt-cache showsrc "postgresql-$major" | sed -n 's/^Version: //p' | sort -rV | uniq)
+    if [ -n "$installed" ]; then
+      versions=$( { grep -F "$installed-" <<<"$versions" || true; echo "$versions"; } | awk 'NF && !seen[$0]++')
+    fi
+    rm -rf "$dl" && mkdir -p "$dl" "$MAJORS_CACHE/src"
+    for v in $versions; do
+      # The .dsc or the Debian tarball can be missing while the original
+      # tarball is there: --tar-only asks for less.
+      (cd "$dl" && majors_apt apt-get source --download-only "postgresql-$major=$v" >/dev/null 2>&1) ||
+        (cd "$dl" && majors_apt apt-get source --download-only --tar-only "postgresql-$major=$v" >/dev/null 2>&1) || true
+      found=$(ls "$dl"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -1)
+      [ -n "$found" ] && break 2
+    done
+    majors_apt_refresh
   done
-  if [ -z "$t" ]; then
+  if [ -z "$found" ]; then
+    # An older tarball in the cache beats none.
+    if [ -n "$t" ]; then
+      [ -n "$installed" ] && touch "$MAJORS_CACHE/src/.unavailable-$major-$installed"
+      echo "$t"; return 0
+    fi
     echo "could not download the postgresql-$major source package (versions listed: $(echo $versions))" >&2
     return 1
   fi
-  mv "$t" "$MAJORS_CACHE/src/" && rm -rf "$dl"
-  echo "$MAJORS_CACHE/src/$(basename "$t")"
+  if [ -n "$installed" ] && [[ $found != *_"$installed".orig.* ]]; then
+    touch "$MAJORS_CACHE/src/.unavailable-$major-$installed"
+  fi
+  mv "$found" "$MAJORS_CACHE/src/" && rm -rf "$dl"
+  echo "$MAJORS_CACHE/src/$(basename "$found")"
 }
 
 # Builds major $1 from Debian's source package into the cache, unless a
 # finished build is there; prints its prefix on the last line.
 majors_build_server() {
+  majors_lock
   local major=$1 prefix
   prefix=$(majors_cached_build "$major")
   if [ -n "$prefix" ]; then echo "$prefix"; return 0; fi
@@ -119,6 +160,7 @@ majors_build_server() {
 # src/pg/compat.hpp), cut from major $1's source into a header; prints its
 # path on the last line.
 majors_private_structs() {
+  majors_lock
   local major=$1 orig out
   orig=$(majors_source_tarball "$major" | tail -1) || return 1
   out="$MAJORS_CACHE/src/$(basename "$orig" | sed -E 's/\.orig\.tar\..*$//').private.h"
@@ -139,6 +181,7 @@ majors_private_structs() {
 # Unpacks Debian's postgresql-server-dev-$1 into the cache, unless it is
 # there; prints the server include directory on the last line.
 majors_headers() {
+  majors_lock
   local major=$1 d
   for d in $(ls -d "$MAJORS_CACHE/headers-$major".* 2>/dev/null | sort -rV); do
     [ -f "$d/.complete" ] && { echo "$d/usr/include/postgresql/$major/server"; return 0; }
@@ -148,8 +191,14 @@ majors_headers() {
   version=$(majors_apt apt-cache madison "postgresql-server-dev-$major" | awk -F'|' '{gsub(/ /,"",$2); print $2}' |
             sort -rV | head -1)
   [ -n "$version" ] || { echo "no postgresql-server-dev-$major in Debian's lists" >&2; return 1; }
-  (cd "$dl" && majors_apt apt-get download "postgresql-server-dev-$major=$version" >/dev/null) || {
-    echo "could not download postgresql-server-dev-$major $version" >&2; return 1; }
+  if ! (cd "$dl" && majors_apt apt-get download "postgresql-server-dev-$major=$version" >/dev/null); then
+    # The lists may be older than the archive: read them again, once.
+    majors_apt_refresh
+    version=$(majors_apt apt-cache madison "postgresql-server-dev-$major" | awk -F'|' '{gsub(/ /,"",$2); print $2}' |
+              sort -rV | head -1)
+    (cd "$dl" && majors_apt apt-get download "postgresql-server-dev-$major=$version" >/dev/null) || {
+      echo "could not download postgresql-server-dev-$major $version" >&2; return 1; }
+  fi
   deb=$(ls "$dl"/*.deb | head -1)
   d="$MAJORS_CACHE/headers-$major.${version//[^0-9A-Za-z.+~-]/_}"
   rm -rf "$d" && mkdir -p "$d"

@@ -7,11 +7,10 @@ set -euo pipefail
 major=${1:?usage: pg_config.sh MAJOR}
 case "$major" in
   15)
-    if [ -x /usr/lib/postgresql/15/bin/pg_config ]; then
-      echo /usr/lib/postgresql/15/bin/pg_config
-    else
-      echo "PostgreSQL 15 is not installed: apt-get install postgresql-server-dev-15 (make test does)" >&2
-    fi ;;
+    # Printed even before it is installed: make test installs it.
+    [ -x /usr/lib/postgresql/15/bin/pg_config ] ||
+      echo "PostgreSQL 15 is not installed yet: apt-get install postgresql-server-dev-15 (make test does)" >&2
+    echo /usr/lib/postgresql/15/bin/pg_config ;;
   18)
     source "$(dirname "$0")/lib.sh"
     source "$(dirname "$0")/majors.sh"

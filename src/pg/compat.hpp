@@ -12,6 +12,7 @@ extern "C" {
 #include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/acl.h"
 #include "utils/guc.h"  // 17+: no longer comes in through executor/spi.h
@@ -101,14 +102,26 @@ inline uint32 wait_event(const char* name) {
 #endif
 }
 
+// After wait_event raised an error: WaitEventExtensionNew raises "too many
+// custom wait events" (a cluster-wide limit shared by every extension) while
+// it holds WaitEventCustomLock exclusively, and outside a transaction nothing
+// would release it.
+inline void release_wait_event_lock() {
+#if PG_VERSION_NUM >= 170000
+  if (LWLockHeldByMe(WaitEventCustomLock)) LWLockRelease(WaitEventCustomLock);
+#endif
+}
+
 // PostgreSQL's private layouts partheal mirrors.
 //
 // BackgroundWorkerHandle: bgworker.h declares it, only bgworker.c defines
 // it, as { int slot; uint64 generation; } in every major from 15 to 19.
 // partheal keeps handles by value in shared memory, so it needs the bytes.
-// The copy is checked here on every major's compile, and field by field
-// against the definition in the server's own source wherever that source is
-// at hand (15 and 18: test/unit/private_layout_test.cpp, run by make test).
+// No major's headers define it, so nothing here can compare the copy with
+// PostgreSQL's; make test does, field by field, against the struct cut from
+// the source of the server it tests (15 and 18:
+// test/unit/private_layout_test.cpp). The assertion below only pins the copy
+// itself, so that an edit to it cannot pass unnoticed on 17 and 19.
 struct BackgroundWorkerHandleCopy {
   int slot;
   uint64 generation;

@@ -25,7 +25,20 @@ void sleep_on_latch(long ms, uint32 wait_event) {
 }  // namespace
 
 uint32 named_wait_event(const char* name, uint32& registered) {
-  if (registered == 0) registered = guard([&] { return compat::wait_event(name); });
+  if (registered != 0) return registered;
+  try {
+    registered = guard([&] { return compat::wait_event(name); });
+  } catch (const PgError& e) {
+    // A name is a nicety: the wait goes on as plain "Extension", said once.
+    guard([] { compat::release_wait_event_lock(); });
+    registered = PG_WAIT_EXTENSION;
+    const char* why = e.what();
+    guard([&] {
+      ereport(LOG, (errmsg("partheal: its waits show as \"Extension\" in this process: "
+                           "could not name the wait event \"%s\": %s",
+                           name, why)));
+    });
+  }
   return registered;
 }
 

@@ -56,9 +56,14 @@ my ($aout, $aerr) = ('', '');
 my $append = IPC::Run::start(['psql', '-X', '-A', '-t', '-c',
     q{SELECT partheal_append('q', '{"id": 36}')}, '-d', $node->connstr('postgres')],
   '>', \$aout, '2>', \$aerr);
-$node->poll_query_until('postgres', q{
+# The backend waits for the worker's answer: Extension/PartHealWorkerAnswer
+# from PostgreSQL 17 on, Extension/Extension before.
+my $answer_wait = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000
+  ? 'PartHealWorkerAnswer' : 'Extension';
+ok($node->poll_query_until('postgres', qq{
   SELECT count(*) > 0 FROM pg_stat_activity
-   WHERE query LIKE '%"id": 36%' AND wait_event = 'Extension'}) or die;
+   WHERE query LIKE '%"id": 36%' AND wait_event_type = 'Extension' AND wait_event = '$answer_wait'}),
+  "the waiting append shows as Extension/$answer_wait") or die;
 my $busy = $worker_pid->();
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($busy)");
 $node->poll_query_until('postgres', qq{
