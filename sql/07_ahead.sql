@@ -93,7 +93,9 @@ SELECT count(*) FROM partheal_append('far', '[{}, {}, {}, {}, {}, {}, {}, {}]');
 SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regclass;
 SELECT wait_for_partition('far_p10') AS created_ahead;
 -- A given id the sequence has reached does count, as a drawn one would.
-SELECT setval('far_id_seq', 17);
+-- (The sequence's own last draw: the worker's poll, which can come in
+-- between, reads the same position and keeps the claim.)
+SELECT setval('far_id_seq', 18);
 SELECT * FROM partheal_append('far', '{"id": 18}');
 SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regclass;
 
