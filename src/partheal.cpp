@@ -8,15 +8,16 @@
 #include <stdexcept>
 #include <string>
 
-#include "ahead/table_state.hpp"
+#include "ahead/catch_up.hpp"
 #include "errors.hpp"
-#include "manage/registry.hpp"
 #include "pg/boundary.hpp"
+#include "registry/registry.hpp"
+#include "registry/table_state.hpp"
 #include "settings.hpp"
 #include "worker/database_ddl.hpp"
 #include "worker/databases.hpp"
 #include "worker/launcher.hpp"
-#include "worker/requests.hpp"
+#include "worker/shmem.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -71,14 +72,18 @@ shmem_startup_hook_type previous_shmem_startup = nullptr;
 
 void on_shmem_request() {
   if (previous_shmem_request) previous_shmem_request();
-  partheal::worker::request_shared_memory();
-  partheal::ahead::request_shared_memory();
+  partheal::pg::entry([] {
+    partheal::worker::request_shared_memory();
+    partheal::registry::request_shared_memory();
+  });
 }
 
 void on_shmem_startup() {
   if (previous_shmem_startup) previous_shmem_startup();
-  partheal::worker::init_shared_memory();
-  partheal::ahead::init_shared_memory();
+  partheal::pg::entry([] {
+    partheal::worker::init_shared_memory();
+    partheal::registry::init_shared_memory();
+  });
 }
 
 // Shared memory is sized at server start: only a preloaded library may
@@ -141,7 +146,7 @@ extern "C" {
 PGDLLEXPORT void _PG_init(void);
 void _PG_init(void) {
   define_gucs();
-  partheal::manage::install_invalidation_callback();
+  partheal::registry::install_invalidation_callback();
   if (!process_shared_preload_libraries_in_progress) return;
   partheal::settings::loaded_at_startup = true;
   previous_shmem_request = shmem_request_hook;
@@ -149,6 +154,9 @@ void _PG_init(void) {
   previous_shmem_startup = shmem_startup_hook;
   shmem_startup_hook = on_shmem_startup;
   partheal::worker::install_database_ddl_hook();
+  // The worker's poll round is create-ahead's catch-up: hooked in here, so
+  // that worker/ needs nothing from ahead/.
+  partheal::worker::set_poll_round(partheal::ahead::poll_and_catch_up);
   partheal::worker::register_launcher();
 }
 

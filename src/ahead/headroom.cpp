@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "heal/partition_math.hpp"
+#include "partitions/key_space.hpp"
 
 namespace partheal::ahead {
 
@@ -30,7 +30,7 @@ int headroom(const Traffic& t, int64_t partition_size, double ahead_seconds, int
 }
 
 int64_t mark_threshold(int64_t n, int64_t partition_size, int mark_percent, int64_t increment) {
-  const int64_t mark = heal::mark_of(n, partition_size, mark_percent);
+  const int64_t mark = partitions::mark_of(n, partition_size, mark_percent);
   const __int128 end = (static_cast<__int128>(n) + 1) * partition_size;
   const __int128 last_draw = end - std::max<int64_t>(increment, 1);
   return last_draw < mark ? static_cast<int64_t>(last_draw) : mark;
@@ -38,7 +38,7 @@ int64_t mark_threshold(int64_t n, int64_t partition_size, int mark_percent, int6
 
 Span needed(int64_t position, int64_t partition_size, int mark_percent, int headroom,
             int64_t increment) {
-  int64_t n = heal::partition_number(position, partition_size);
+  int64_t n = partitions::partition_number(position, partition_size);
   bool past_mark = position >= mark_threshold(n, partition_size, mark_percent, increment);
   int64_t ahead = past_mark ? headroom : headroom - 1;
   int64_t last = n > INT64_MAX - ahead ? INT64_MAX : n + ahead;
@@ -61,7 +61,7 @@ std::optional<int64_t> mark_target(int64_t id, int64_t increment, int64_t partit
                                    int mark_percent) {
   if (increment <= 0) return std::nullopt;
   // Most draws are below their partition's threshold: two divisions, done.
-  const int64_t n = heal::partition_number(id, partition_size);
+  const int64_t n = partitions::partition_number(id, partition_size);
   const int64_t threshold = mark_threshold(n, partition_size, mark_percent, increment);
   if (id < threshold) return std::nullopt;
   const __int128 next = static_cast<__int128>(id) + increment;
@@ -71,7 +71,7 @@ std::optional<int64_t> mark_target(int64_t id, int64_t increment, int64_t partit
   const __int128 prev = static_cast<__int128>(id) - increment;
   const __int128 start = static_cast<__int128>(n) * partition_size;
   if (prev >= start && prev >= threshold) return std::nullopt;
-  const int64_t next_n = heal::partition_number(static_cast<int64_t>(next), partition_size);
+  const int64_t next_n = partitions::partition_number(static_cast<int64_t>(next), partition_size);
   return std::max(n == INT64_MAX ? n : n + 1, next_n);
 }
 
@@ -84,10 +84,10 @@ std::vector<int64_t> needed_ids(const Draws& d, int64_t partition_size, int mark
   if (inc <= partition_size) {
     Span span = needed(d.from, partition_size, mark_percent, headroom, inc);
     int64_t lowest = clamp(static_cast<__int128>(d.from) - static_cast<__int128>(held) * inc);
-    span.first = std::min(span.first, heal::partition_number(lowest, partition_size));
+    span.first = std::min(span.first, partitions::partition_number(lowest, partition_size));
     for (int64_t n = span.first;; ++n) {
       int64_t first = 0;
-      if (!heal::first_id_of(n, partition_size, type_max, &first)) break;
+      if (!partitions::first_id_of(n, partition_size, type_max, &first)) break;
       int64_t end = clamp(std::min(static_cast<__int128>(first) + partition_size - 1,
                                    static_cast<__int128>(type_max)));
       ids.push_back(first);
@@ -109,13 +109,13 @@ std::vector<int64_t> needed_ids(const Draws& d, int64_t partition_size, int mark
 }
 
 int64_t watermark_ceiling(const Draws& d, int64_t partition_size, int mark_percent) {
-  const int64_t n = heal::partition_number(d.from, partition_size);
+  const int64_t n = partitions::partition_number(d.from, partition_size);
   // Not drawn yet: no mark of these ids has been reached, not even the
   // first draw's, which must still be able to claim.
   if (!d.drawn) return n;
   const int64_t inc = std::max<int64_t>(d.increment, 1);
   const int64_t next_n =
-      heal::partition_number(clamp(static_cast<__int128>(d.from) + inc), partition_size);
+      partitions::partition_number(clamp(static_cast<__int128>(d.from) + inc), partition_size);
   if (d.from < mark_threshold(n, partition_size, mark_percent, inc)) return n;
   return std::max(n == INT64_MAX ? n : n + 1, next_n);
 }

@@ -5,15 +5,15 @@
 
 #include "ahead/headroom.hpp"
 #include "ahead/mark.hpp"
-#include "ahead/sequence.hpp"
-#include "ahead/table_state.hpp"
+#include "pg/sequence.hpp"
+#include "registry/table_state.hpp"
 #include "errors.hpp"
-#include "heal/bounds.hpp"
+#include "partitions/catalog.hpp"
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/security.hpp"
-#include "heal/partition_math.hpp"
-#include "worker/requests.hpp"
+#include "partitions/key_space.hpp"
+#include "worker/ahead_queue.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -33,8 +33,8 @@ void say_queue_full(Oid relid, int64 partition) {
   const uint64 now = static_cast<uint64>(GetCurrentTimestamp());
   uint64 dropped = 0;
   bool say = false;
-  with_state(relid, [&](TableState& s) {
-    count(s.queue_full_dropped);
+  registry::with_state(relid, [&](registry::TableState& s) {
+    registry::count(s.queue_full_dropped);
     uint64 last = pg_atomic_read_u64(&s.queue_full_said_at);
     if (last != 0 && now - last < static_cast<uint64>(kQueueFullLogEveryUs)) return;
     if (!pg_atomic_compare_exchange_u64(&s.queue_full_said_at, &last, now)) return;
@@ -58,10 +58,10 @@ void say_queue_full(Oid relid, int64 partition) {
 // partition that exists needs no request.
 void request_next(Oid relid, int64 next, int64 size, int64 key_max) {
   int64 first = 0;
-  if (!heal::first_id_of(next, size, key_max, &first)) return;
+  if (!partitions::first_id_of(next, size, key_max, &first)) return;
   bool claimed = false;
-  with_state(relid, [&](TableState& s) {
-    claimed = claim(&s, next);  // false: another backend, or an earlier call, has it
+  registry::with_state(relid, [&](registry::TableState& s) {
+    claimed = registry::claim(&s, next);  // false: another backend, or an earlier call, has it
   });
   if (!claimed) return;
   // The caller holds a lock on the table already (its INSERT, COPY or
@@ -70,12 +70,13 @@ void request_next(Oid relid, int64 next, int64 size, int64 key_max) {
   if (rel == nullptr) return;
   int64 end = static_cast<int64>(
       Min(static_cast<__int128>(first) + size - 1, static_cast<__int128>(key_max)));
-  bool exists = heal::has_own_partition(rel, first) && heal::has_own_partition(rel, end);
+  bool exists =
+      partitions::has_own_partition(rel, first) && partitions::has_own_partition(rel, end);
   pg::guard([&] { relation_close(rel, NoLock); });
   if (exists) return;
-  with_state(relid, [](TableState& s) { count(s.ahead_requested); });
-  if (!worker::request_create_ahead(relid, next, size)) {
-    with_state(relid, [](TableState& s) { count(s.ahead_failed); });
+  registry::with_state(relid, [](registry::TableState& s) { registry::count(s.ahead_requested); });
+  if (!worker::queue_create_ahead(relid, next, size)) {
+    registry::with_state(relid, [](registry::TableState& s) { registry::count(s.ahead_failed); });
     say_queue_full(relid, next);
   }
 }
@@ -92,7 +93,7 @@ std::optional<int64> mark_of_draw(int64 id, int64 increment, int64 size, int per
 
 }  // namespace
 
-std::vector<int64> mark_ids_in_use(const manage::ManagedTable& table, Oid owner,
+std::vector<int64> mark_ids_in_use(const registry::ManagedTable& table, Oid owner,
                                    const std::vector<int64>& drawn,
                                    const std::vector<int64>& given) {
   std::vector<int64> ids = drawn;
@@ -103,21 +104,21 @@ std::vector<int64> mark_ids_in_use(const manage::ManagedTable& table, Oid owner,
   for (int64 id : given) {
     std::optional<int64> target = mark_of_draw(id, table.shape.sequence_increment, size, percent);
     if (!target) continue;
-    int64 n = heal::partition_number(id, size);
+    int64 n = partitions::partition_number(id, size);
     if (!position_n) {
-      std::optional<SequencePosition> seq;
-      pg::as_role(owner, [&] { seq = read_sequence(table.shape.sequence, true); });
-      position_n = heal::partition_number(seq->last, size);
+      std::optional<pg::SequencePosition> seq;
+      pg::as_role(owner, [&] { seq = pg::read_sequence(table.shape.sequence, true); });
+      position_n = partitions::partition_number(seq->last, size);
     }
     if (n <= *position_n) ids.push_back(id);
   }
   return ids;
 }
 
-void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids, size_t rows) {
-  bool tracked = with_state(table.shape.relid, [&](TableState& s) {
-    count(s.appends);
-    count(s.rows, rows);
+void after_append(const registry::ManagedTable& table, const std::vector<int64>& ids, size_t rows) {
+  bool tracked = registry::with_state(table.shape.relid, [&](registry::TableState& s) {
+    registry::count(s.appends);
+    registry::count(s.rows, rows);
   });
   if (!tracked || table.config.mark_percent == 0) return;
   const int64 size = table.config.partition_size;
@@ -131,7 +132,7 @@ bool after_draw(Oid relid, int64 id, int64 increment) {
   int64 size = 0;
   int percent = 0;
   int64 key_max = 0;
-  bool tracked = with_state(relid, [&](TableState& s) {
+  bool tracked = registry::with_state(relid, [&](registry::TableState& s) {
     size = static_cast<int64>(pg_atomic_read_u64(&s.partition_size));
     percent = static_cast<int>(pg_atomic_read_u32(&s.mark_percent));
     key_max = static_cast<int64>(pg_atomic_read_u64(&s.key_max));

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "manage/registry.hpp"
+#include "registry/registry.hpp"
 
 namespace partheal::ahead {
 
@@ -14,12 +14,12 @@ namespace partheal::ahead {
 // creation. `ids` are the ids in use: those drawn, and given ones that are
 // not ahead of the sequence (mark_ids_in_use), so that one far-ahead id
 // cannot raise the watermark over every partition below it.
-void after_append(const manage::ManagedTable& table, const std::vector<int64>& ids, size_t rows);
+void after_append(const registry::ManagedTable& table, const std::vector<int64>& ids, size_t rows);
 
 // The ids among `drawn` and `given` that the mark may act on: all drawn
 // ids, and a given id only when it is at a mark and its partition is not
 // past the sequence position's (read as `owner`, only then).
-std::vector<int64> mark_ids_in_use(const manage::ManagedTable& table, Oid owner,
+std::vector<int64> mark_ids_in_use(const registry::ManagedTable& table, Oid owner,
                                    const std::vector<int64>& drawn,
                                    const std::vector<int64>& given);
 

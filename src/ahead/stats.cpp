@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ahead/table_state.hpp"
+#include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
 #include "settings.hpp"
 
@@ -29,35 +29,35 @@ struct StatsRow {
   int64 next_from;
   int64 next_to;
   int64 next_at;
-  NextReason next_reason;
+  registry::NextReason next_reason;
 };
 
 // partheal_stats.next_reason, in words.
 std::string reason_text(const StatsRow& row) {
   switch (row.next_reason) {
-    case NextReason::kNotPolled:
+    case registry::NextReason::kNotPolled:
       return "";
-    case NextReason::kMissing:
+    case registry::NextReason::kMissing:
       return fmt::format("missing: the ids the sequence draws need it (id {}); being created",
                          row.next_at);
-    case NextReason::kAtMark:
+    case registry::NextReason::kAtMark:
       return fmt::format("when ids reach {}, the create-ahead mark", row.next_at);
-    case NextReason::kAtNextDraw:
+    case registry::NextReason::kAtNextDraw:
       return fmt::format(
           "at the next draw, id {}: with an increment larger than a partition "
           "each draw has a partition of its own",
           row.next_at);
-    case NextReason::kOff:
+    case registry::NextReason::kOff:
       return "none: create-ahead is off for the table";
-    case NextReason::kDefault:
+    case registry::NextReason::kDefault:
       return "none: a DEFAULT partition is attached";
-    case NextReason::kNone:
+    case registry::NextReason::kNone:
       return "none: the key type has no room for another partition";
   }
   return "";
 }
 
-void collect(TableState* s, void* ctx) noexcept {
+void collect(registry::TableState* s, void* ctx) noexcept {
   auto* rows = static_cast<std::vector<StatsRow>*>(ctx);
   if (rows->size() == rows->capacity()) return;  // reserved in advance: never allocates here
   StatsRow row{
@@ -65,14 +65,14 @@ void collect(TableState* s, void* ctx) noexcept {
       {pg_atomic_read_u64(&s->appends), pg_atomic_read_u64(&s->rows), pg_atomic_read_u64(&s->heals),
        pg_atomic_read_u64(&s->exhaustions), pg_atomic_read_u64(&s->ahead_requested),
        pg_atomic_read_u64(&s->ahead_created), pg_atomic_read_u64(&s->ahead_failed)},
-      watermark(s),
+      registry::watermark(s),
       static_cast<TimestampTz>(pg_atomic_read_u64(&s->last_heal)),
       pg_atomic_read_u32(&s->headroom),
       static_cast<int64>(pg_atomic_read_u64(&s->partition_size)),
       static_cast<int64>(pg_atomic_read_u64(&s->next_from)),
       static_cast<int64>(pg_atomic_read_u64(&s->next_to)),
       static_cast<int64>(pg_atomic_read_u64(&s->next_at)),
-      static_cast<NextReason>(pg_atomic_read_u32(&s->next_reason))};
+      static_cast<registry::NextReason>(pg_atomic_read_u32(&s->next_reason))};
   rows->push_back(row);
 }
 
@@ -87,8 +87,8 @@ PARTHEAL_SQL_FUNCTION(partheal_stats) {
   std::vector<ahead::StatsRow> rows;
   // Room for every state now and a few registered meanwhile; the collector
   // never allocates, so a table registered past that shows next time.
-  rows.reserve(static_cast<size_t>(ahead::tracked()) + 64);
-  ahead::for_each_in_database(ahead::collect, &rows);
+  rows.reserve(static_cast<size_t>(registry::tracked()) + 64);
+  registry::for_each_in_database(ahead::collect, &rows);
   std::vector<std::string> reasons;
   for (const ahead::StatsRow& row : rows) reasons.push_back(ahead::reason_text(row));
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
@@ -105,7 +105,7 @@ PARTHEAL_SQL_FUNCTION(partheal_stats) {
       for (int c = 0; c < 7; ++c)
         values[1 + c] = Int64GetDatum(static_cast<int64>(row.counters[c]));
       values[8] = Int64GetDatum(row.watermark);
-      nulls[8] = row.watermark == ahead::kNothingAttempted;
+      nulls[8] = row.watermark == registry::kNothingAttempted;
       values[9] = TimestampTzGetDatum(row.last_heal);
       nulls[9] = row.last_heal == 0;
       values[10] = Int32GetDatum(static_cast<int32>(row.headroom));
@@ -117,10 +117,10 @@ PARTHEAL_SQL_FUNCTION(partheal_stats) {
                                  : claimed < PG_INT64_MIN ? PG_INT64_MIN
                                                           : static_cast<int64>(claimed));
       nulls[11] = nulls[8] || row.partition_size <= 0;
-      bool no_next = row.next_reason == ahead::NextReason::kNotPolled ||
-                     row.next_reason == ahead::NextReason::kOff ||
-                     row.next_reason == ahead::NextReason::kDefault ||
-                     row.next_reason == ahead::NextReason::kNone;
+      bool no_next = row.next_reason == registry::NextReason::kNotPolled ||
+                     row.next_reason == registry::NextReason::kOff ||
+                     row.next_reason == registry::NextReason::kDefault ||
+                     row.next_reason == registry::NextReason::kNone;
       values[12] = Int64GetDatum(row.next_from);
       nulls[12] = no_next;
       values[13] = Int64GetDatum(row.next_to);

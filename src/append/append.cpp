@@ -8,10 +8,11 @@
 #include "ahead/mark.hpp"
 #include "append/rows.hpp"
 #include "append/target.hpp"
-#include "heal/bounds.hpp"
+#include "partitions/catalog.hpp"
 #include "heal/explicit_ids.hpp"
 #include "heal/heal_loop.hpp"
-#include "manage/registry.hpp"
+#include "worker/requests.hpp"
+#include "registry/registry.hpp"
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/spi.hpp"
@@ -52,7 +53,7 @@ Datum key_datum(int64 v, Oid type) {
 // now, before any id is drawn or partition made, as the INSERT would.
 void check_column_privileges(const Target& target, const Rows& rows, bool table_insert) {
   if (table_insert) return;
-  const manage::TableShape& shape = target.table().shape;
+  const registry::TableShape& shape = target.table().shape;
   for (int c : rows.columns) {
     AttrNumber attnum = target.column(c).attnum;
     const char* name = shape.name.c_str();
@@ -65,7 +66,7 @@ void check_column_privileges(const Target& target, const Rows& rows, bool table_
 
 // The ids rows give, checked as INSERT would check them, before the first
 // draw: a sequence does not give back what a call that then fails drew.
-std::vector<int64> given_ids(const manage::TableShape& shape, Rows& rows) {
+std::vector<int64> given_ids(const registry::TableShape& shape, Rows& rows) {
   std::vector<int64> given;
   for (int r = 0; r < rows.count; ++r) {
     if (!rows.id_given[r]) continue;
@@ -80,17 +81,17 @@ std::vector<int64> given_ids(const manage::TableShape& shape, Rows& rows) {
       pg::fail(ERRCODE_NOT_NULL_VIOLATION,
                fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column), {},
                "Leave the key out of a row to draw it from the sequence.");
-    given.push_back(heal::key_to_int64(rows.value(rows.key_position, r), shape.key_type));
+    given.push_back(partitions::key_to_int64(rows.value(rows.key_position, r), shape.key_type));
   }
   return given;
 }
 
-std::vector<int64> draw_ids(const manage::TableShape& shape, Rows& rows) {
+std::vector<int64> draw_ids(const registry::TableShape& shape, Rows& rows) {
   std::vector<int64> ids(rows.count);
   for (int r = 0; r < rows.count; ++r) {
     Datum& d = rows.value(rows.key_position, r);
     if (rows.id_given[r]) {
-      ids[r] = heal::key_to_int64(d, shape.key_type);
+      ids[r] = partitions::key_to_int64(d, shape.key_type);
       continue;
     }
     int64 id =
@@ -143,8 +144,8 @@ void as_arrays(const Target& target, Rows& rows, std::vector<Datum>& values,
 // RETURNING reads what was stored: it needs SELECT on the key, and under
 // row-level security it would add the SELECT policies as checks that a
 // plain INSERT does not make. Without both, the caller gets the ids drawn.
-bool may_read_key(const manage::ManagedTable& table, Relation parent) {
-  const manage::TableShape& shape = table.shape;
+bool may_read_key(const registry::ManagedTable& table, Relation parent) {
+  const registry::TableShape& shape = table.shape;
   if (parent->rd_rel->relrowsecurity) return false;
   return pg::guard([&] {
     Oid user = GetUserId();
@@ -191,9 +192,9 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   // The lock a plain INSERT takes, after its privilege check; the lock also
   // keeps partitions from being dropped or detached (non-concurrently)
   // between the check and the insert.
-  manage::Opened opened = manage::open_for_insert(relid);
+  registry::Opened opened = registry::open_for_insert(relid);
   Relation parent = opened.parent;
-  manage::TablePtr table = opened.table;
+  registry::TablePtr table = opened.table;
 
   std::shared_ptr<append::Target> held = append::target_for(table, parent);
   append::Target& target = *held;
@@ -227,7 +228,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   bool returning = before_row_triggers && append::may_read_key(*table, parent);
   SPIPlanPtr plan = target.plan(rows.columns, batch, returning);
   std::vector<int64> stored = ids;
-  heal::insert_until_covered(*table, parent, ids, [&] {
+  heal::insert_until_covered(*table, parent, ids, worker::create_covering_partition, [&] {
     if (!returning) {
       pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
       return;
@@ -236,7 +237,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     stored.clear();
     for (uint64 i = 0; i < n; ++i)
       if (std::optional<Datum> id = pg::spi::value(i, 1))
-        stored.push_back(heal::key_to_int64(*id, table->shape.key_type));
+        stored.push_back(partitions::key_to_int64(*id, table->shape.key_type));
   });
   pg::spi::finish();
   std::vector<int64> drawn;

@@ -20,7 +20,7 @@ namespace partheal::append {
 
 namespace {}  // namespace
 
-Target::Target(manage::TablePtr table, Relation parent) : table_(std::move(table)) {
+Target::Target(registry::TablePtr table, Relation parent) : table_(std::move(table)) {
   context_ = pg::guard([] {
     return AllocSetContextCreate(CacheMemoryContext, "partheal append target",
                                  ALLOCSET_SMALL_SIZES);
@@ -91,8 +91,8 @@ Target::~Target() {
   if (context_ != nullptr) MemoryContextDelete(context_);
 }
 
-bool Target::still_fits(const manage::ManagedTable& now, Relation parent) const {
-  const manage::TableShape& was = table_->shape;
+bool Target::still_fits(const registry::ManagedTable& now, Relation parent) const {
+  const registry::TableShape& was = table_->shape;
   if (now.shape.schema != was.schema || now.shape.name != was.name ||
       now.shape.identity_always != was.identity_always)
     return false;
@@ -140,15 +140,15 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch, bool return
   return plan;
 }
 
-std::shared_ptr<Target> target_for(const manage::TablePtr& table, Relation parent) {
+std::shared_ptr<Target> target_for(const registry::TablePtr& table, Relation parent) {
   // Never destroyed: a Target frees SPI plans, which must not happen from a
   // static destructor at exit().
   static auto* targets = new std::unordered_map<Oid, std::shared_ptr<Target>>();
   static uint64_t forgotten_seen = 0;
-  if (manage::forgotten_count() != forgotten_seen) {
-    forgotten_seen = manage::forgotten_count();
+  if (registry::forgotten_count() != forgotten_seen) {
+    forgotten_seen = registry::forgotten_count();
     for (auto it = targets->begin(); it != targets->end();)
-      it = manage::is_cached(it->first) ? std::next(it) : targets->erase(it);
+      it = registry::is_cached(it->first) ? std::next(it) : targets->erase(it);
   }
   std::shared_ptr<Target>& target = (*targets)[table->shape.relid];
   if (target == nullptr || !target->still_fits(*table, parent))

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "manage/registry.hpp"
+#include "registry/registry.hpp"
 
 extern "C" {
 #include "executor/spi.h"
@@ -47,12 +47,12 @@ struct Column {
 
 class Target {
  public:
-  Target(manage::TablePtr table, Relation parent);
+  Target(registry::TablePtr table, Relation parent);
   Target(const Target&) = delete;
   Target& operator=(const Target&) = delete;
   ~Target();
 
-  const manage::ManagedTable& table() const { return *table_; }
+  const registry::ManagedTable& table() const { return *table_; }
   // The column a JSON key names; throws 42703 when there is none.
   int column_index(const std::string& key) const;
   const Column& column(int index) const { return columns_[index]; }
@@ -61,7 +61,7 @@ class Target {
 
   // True while the table has the name and columns this target was made
   // for: a new partition leaves both alone, and the plans stay.
-  bool still_fits(const manage::ManagedTable& now, Relation parent) const;
+  bool still_fits(const registry::ManagedTable& now, Relation parent) const;
 
   // The INSERT for these columns (indexes, in attnum order): VALUES for a
   // single row, unnest() of one array per column for a batch; with
@@ -69,7 +69,7 @@ class Target {
   SPIPlanPtr plan(const std::vector<int>& columns, bool batch, bool returning);
 
  private:
-  manage::TablePtr table_;           // the registration as it was when made
+  registry::TablePtr table_;         // the registration as it was when made
   MemoryContext context_ = nullptr;  // owns the input functions' state and desc_
   TupleDesc desc_ = nullptr;
   std::vector<Column> columns_;
@@ -82,6 +82,6 @@ class Target {
 // the whole call: user code run by the INSERT (a trigger, a default) may
 // append to other tables, and the cache may drop this target meanwhile; its
 // plans are freed only when the last holder lets go.
-std::shared_ptr<Target> target_for(const manage::TablePtr& table, Relation parent);
+std::shared_ptr<Target> target_for(const registry::TablePtr& table, Relation parent);
 
 }  // namespace partheal::append

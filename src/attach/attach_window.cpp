@@ -9,16 +9,15 @@
 #include "attach/window.hpp"
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
-#include "pg/guc_scope.hpp"
+#include "partitions/catalog.hpp"
+#include "pg/own_sql.hpp"
+#include "pg/report.hpp"
 #include "pg/security.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
-#include "access/htup_details.h"
-#include "catalog/pg_partitioned_table.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
-#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 }
 
@@ -52,19 +51,10 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
     // The table itself could not be read in time: nothing was done, and
     // that is default_holds_rows, not an error.
     if (e.sqlerrcode() != ERRCODE_LOCK_NOT_AVAILABLE) throw;
-    std::string message = fmt::format("partheal: the window was not attached: {}", e.what());
-    const char* m = message.c_str();
-    const char* h = e.fields().hint.c_str();
-    pg::guard([&] { ereport(NOTICE, (errmsg_internal("%s", m), errhint("%s", h))); });
+    pg::report(NOTICE, 0, fmt::format("partheal: the window was not attached: {}", e.what()),
+               {{}, e.fields().hint});
     // The catalog says whether there is a DEFAULT without a lock on the table.
-    bool has_default = pg::guard([&] {
-      HeapTuple tuple = SearchSysCache1(PARTRELID, ObjectIdGetDatum(relid));
-      if (!HeapTupleIsValid(tuple)) return false;
-      bool found =
-          OidIsValid(reinterpret_cast<Form_pg_partitioned_table>(GETSTRUCT(tuple))->partdefid);
-      ReleaseSysCache(tuple);
-      return found;
-    });
+    bool has_default = OidIsValid(partitions::default_partition_unlocked(relid));
     r.outcome = has_default ? attach::Outcome::kDefaultHoldsRows : attach::Outcome::kNotAttached;
     return emit(fcinfo, r);
   }
@@ -74,11 +64,7 @@ PARTHEAL_SQL_FUNCTION(partheal_attach_window) {
   pg::as_role(parent.owner, [&] {
     // The bounds are read under the caller's DateStyle and TimeZone.
     attach::Window window = attach::window_from_text(parent, lower, upper);
-    int level = pg::enter_safe_search_path();
-    pg::spi::connect();
-    r = attach::attach_window(parent, window, name, 0);
-    pg::spi::finish();
-    pg::leave_guc_level(level);
+    r = pg::with_own_sql({}, [&] { return attach::attach_window(parent, window, name, 0); });
   });
 
   return emit(fcinfo, r);

@@ -15,7 +15,7 @@
 #include "attach/reconcile.hpp"
 #include "attach/window.hpp"
 #include "pg/boundary.hpp"
-#include "pg/guc_scope.hpp"
+#include "pg/guc_level.hpp"
 #include "pg/security.hpp"
 #include "pg/spi.hpp"
 
@@ -177,7 +177,7 @@ std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
   // never reaches into one, it stops at its edge.
   Datum from = *lo;
   Datum to = *hi;
-  attach::clip_to_gap(p, *lowest_key, from, to);
+  partitions::clip_to_gap(p.relid, *lowest_key, from, to);
   return std::make_pair(from, to);  // by-value types: no memory to keep
 }
 

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "attach/reconcile.hpp"
-#include "ddl/child_table.hpp"
+#include "partitions/child_table.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
-#include "pg/guc_scope.hpp"
+#include "pg/guc_level.hpp"
 #include "pg/pause.hpp"
 #include "pg/security.hpp"
 #include "pg/spi.hpp"
@@ -58,9 +58,10 @@ struct GiveUp {
 enum class Try { kAttached, kDefaultConflict };
 
 struct Names {
-  std::string parent;  // schema.name, quoted
-  std::string table;   // the window's table, schema.name, quoted
-  std::string range;   // FROM (...) TO (...)
+  std::string parent;      // schema.name, quoted
+  std::string table;       // the window's table, schema.name, quoted
+  std::string table_name;  // unqualified, as it is
+  std::string range;       // FROM (...) TO (...)
 };
 
 // All of an attempt's lock waits share one budget, started at its first
@@ -300,9 +301,8 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     budget.apply();
     if (locked) r.rows_moved += move_rows(p, w, n, -1, r);
     budget.apply();
-    pg::spi::execute(
-        fmt::format("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES {}", n.parent, n.table, n.range),
-        SPI_OK_UTILITY);
+    pg::spi::execute(partitions::attach_partition_sql(p.schema, p.name, n.table_name, n.range),
+                     SPI_OK_UTILITY);
   });
   return Try::kAttached;
 }
@@ -396,12 +396,13 @@ void log_line(const std::string& line, int level) {
 Result attach_window(const Parent& p, const Window& w, const std::optional<std::string>& table_name,
                      int64 batch_rows) {
   Result r;
-  if (std::optional<Oid> same = partition_with_bounds(p, w)) {
+  if (std::optional<Oid> same =
+          partitions::partition_with_bounds(p.relid, p.name, value_range(w))) {
     r.outcome = Outcome::kAlreadyAttached;
     r.partition = *same;
     return r;
   }
-  std::string table = table_name ? *table_name : ddl::child_name(p.name, w.suffix);
+  std::string table = table_name ? *table_name : partitions::child_name(p.name, w.suffix);
   if (table.empty() || table.size() >= NAMEDATALEN)
     pg::fail(ERRCODE_INVALID_NAME,
              fmt::format("partition name \"{}\" is empty or longer than {} bytes", table,
@@ -409,6 +410,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
   Names n;
   n.parent = pg::quoted(p.schema) + "." + pg::quoted(p.name);
   n.table = pg::quoted(p.schema) + "." + pg::quoted(table);
+  n.table_name = table;
   n.range = fmt::format("FROM ({}) TO ({})", w.lower_literal, w.upper_literal);
   auto lookup = [&] {
     const char* name = table.c_str();
@@ -431,7 +433,7 @@ Result attach_window(const Parent& p, const Window& w, const std::optional<std::
       pg::set_local_as_server("deadlock_timeout", kOwnDeadlockTimeoutMs);
       pg::set_local("lock_timeout", std::to_string(budget_ms));
       pg::as_role(p.owner, [&] {
-        if (!OidIsValid(existing)) ddl::create_child_table(p.relid, p.schema, table, p.name);
+        if (!OidIsValid(existing)) partitions::create_child_table(p.relid, p.schema, table, p.name);
         r.partition = lookup();
         // Asked without a lock anyone waits for: a plain ATTACH that is
         // sure to fail would hold writers at the parent for a whole scan of

@@ -5,27 +5,17 @@
 #include <optional>
 #include <string>
 
+#include "partitions/range_key.hpp"
 #include "pg/postgres.hpp"
 
 namespace partheal::attach {
-
-struct RangeKey {
-  std::string column;  // quoted
-  Oid type = InvalidOid;
-  int32 typmod = -1;
-  // The partition key's own btree operators and collation, so that a move
-  // selects exactly the rows the partition bound will accept.
-  std::string ge_operator;  // OPERATOR(schema.>=)
-  std::string lt_operator;  // OPERATOR(schema.<)
-  std::string collate;      // " COLLATE schema.name", or empty
-};
 
 struct Parent {
   Oid relid = InvalidOid;
   std::string schema;
   std::string name;
   Oid owner = InvalidOid;
-  RangeKey key;
+  partitions::RangeKey key;
   Oid default_relid = InvalidOid;  // no DEFAULT partition when invalid
   std::string default_sql;         // schema.name, quoted
   std::string default_schema;
@@ -53,14 +43,8 @@ Window window_from_text(const Parent& parent, const std::string& lower, const st
 // The window from values of the key type.
 Window window_from_values(const Parent& parent, Datum lower, Datum upper);
 
-// The attached partition whose bounds are exactly the window's, if any. A
-// window that overlaps an attached partition in any other way is 42P17.
-std::optional<Oid> partition_with_bounds(const Parent& parent, const Window& window);
-
-// [lower, upper) cut to the gap between attached partitions that holds
-// `key`, a value no attached partition takes. For keys passed by value (the
-// drain's integer and time keys): a bound it returns is a copy of the value.
-void clip_to_gap(const Parent& parent, Datum key, Datum& lower, Datum& upper);
+// The window as the partitions layer takes it.
+partitions::ValueRange value_range(const Window& window);
 
 // "key >= $1 AND key < $2", for statements that take the window as $1, $2.
 std::string window_predicate(const Parent& parent);

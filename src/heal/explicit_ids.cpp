@@ -2,10 +2,10 @@
 
 #include <optional>
 
-#include "ahead/sequence.hpp"
-#include "heal/bounds.hpp"
+#include "pg/sequence.hpp"
+#include "partitions/catalog.hpp"
 #include "heal/explicit_ids.hpp"
-#include "heal/partition_math.hpp"
+#include "partitions/key_space.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/security.hpp"
@@ -18,27 +18,27 @@ extern "C" {
 
 namespace partheal::heal {
 
-void refuse_explicit_ids_out_of_window(const manage::ManagedTable& table, Relation parent,
+void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
                                        const std::vector<int64>& explicit_ids) {
   if (explicit_ids.empty()) return;
-  const manage::TableShape& shape = table.shape;
-  if (unrouted(parent, explicit_ids).empty()) return;
+  const registry::TableShape& shape = table.shape;
+  if (partitions::unrouted(parent, explicit_ids).empty()) return;
   if (pg::guard([&] { return pg::compat::owns_relation(shape.relid, GetUserId()); })) return;
   // A partition the owner attached since this backend last looked is no
   // reason to refuse.
-  refresh_partitions(parent);
-  std::vector<int64> missing = unrouted(parent, explicit_ids);
+  partitions::refresh_partitions(parent);
+  std::vector<int64> missing = partitions::unrouted(parent, explicit_ids);
 
   // The position is read as the owner: the window is partheal's rule, not
   // something the caller needs rights on the sequence to be held to.
-  std::optional<ahead::SequencePosition> position;
+  std::optional<pg::SequencePosition> position;
   pg::as_role(parent->rd_rel->relowner,
-              [&] { position = ahead::read_sequence(shape.sequence, true); });
+              [&] { position = pg::read_sequence(shape.sequence, true); });
   const int64 size = table.config.partition_size;
   const int64 reach = settings::max_ahead_partitions;
-  const __int128 at = partition_number(position->last, size);
+  const __int128 at = partitions::partition_number(position->last, size);
   for (int64 id : missing) {
-    __int128 n = partition_number(id, size);
+    __int128 n = partitions::partition_number(id, size);
     if (n >= at - reach && n <= at + reach) continue;
     pg::fail(ERRCODE_INSUFFICIENT_PRIVILEGE,
              fmt::format("id {} of \"{}\" needs a partition that only the table's owner may have "

@@ -13,13 +13,13 @@
 
 #include <vector>
 
-#include "manage/registry.hpp"
+#include "registry/registry.hpp"
 
 namespace partheal::heal {
 
 // `explicit_ids`: the ids the caller gave, not drew. Throws 42501 if one
 // needs a partition outside the window and the caller does not own the table.
-void refuse_explicit_ids_out_of_window(const manage::ManagedTable& table, Relation parent,
+void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
                                        const std::vector<int64>& explicit_ids);
 
 }  // namespace partheal::heal

@@ -3,15 +3,15 @@
 #include <set>
 #include <string>
 
-#include "ahead/table_state.hpp"
 #include "errors.hpp"
-#include "heal/bounds.hpp"
+#include "registry/table_state.hpp"
+#include "partitions/catalog.hpp"
 #include "heal/heal_loop.hpp"
 #include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
+#include "pg/report.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
-#include "worker/requests.hpp"
 
 extern "C" {
 #include "catalog/namespace.h"
@@ -35,41 +35,42 @@ std::string id_list(const std::vector<int64>& ids) {
   return out;
 }
 
-std::string qualified(const manage::TableShape& shape) {
+std::string qualified(const registry::TableShape& shape) {
   return fmt::format("{}.{}", shape.schema, shape.name);
 }
 
 // One round: ask the worker for a partition for each missing partition
 // number, then make the new partitions visible to this backend.
-void heal(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& missing) {
+void heal(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& missing,
+          MakePartition make) {
   refuse_self_deadlock(table, parent);
   uint64 now = static_cast<uint64>(GetCurrentTimestamp());
-  ahead::with_state(table.shape.relid, [now](ahead::TableState& s) {
-    ahead::count(s.heals);
+  registry::with_state(table.shape.relid, [now](registry::TableState& s) {
+    registry::count(s.heals);
     pg_atomic_write_u64(&s.last_heal, now);
   });
   // One request per missing partition number, for the first id that needs it.
   std::set<int64> asked;
   for (int64 id : missing) {
-    if (!asked.insert(partition_number(id, table.config.partition_size)).second) continue;
-    worker::Created created =
-        worker::create_covering_partition(table.shape.relid, id, table.config.partition_size);
-    std::string line =
-        fmt::format("{} heal: no partition of \"{}\" for id {} (ids {}); {}", errors::kLogHeal,
-                    qualified(table.shape), id, id_list(missing),
-                    created.partition.empty()
-                        ? std::string("another session had created it")
-                        : fmt::format("created \"{}\" {}", created.partition, created.range));
-    const char* text = line.c_str();
-    pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text), errhidestmt(true))); });
+    if (!asked.insert(partitions::partition_number(id, table.config.partition_size)).second)
+      continue;
+    partitions::Ensured made = make(table.shape.relid, id, table.config.partition_size);
+    pg::report(LOG, 0,
+               fmt::format("{} heal: no partition of \"{}\" for id {} (ids {}); {}",
+                           errors::kLogHeal, qualified(table.shape), id, id_list(missing),
+                           made.partition.empty()
+                               ? std::string("another session had created it")
+                               : fmt::format("created \"{}\" {}", made.partition, made.range)),
+               {{}, {}, true});
   }
   // The worker committed: route again from the catalog as it is now.
-  refresh_partitions(parent);
+  partitions::refresh_partitions(parent);
 }
 
-[[noreturn]] void behind(const manage::ManagedTable& table, const std::vector<int64>& ids,
+[[noreturn]] void behind(const registry::ManagedTable& table, const std::vector<int64>& ids,
                          int heals) {
-  ahead::with_state(table.shape.relid, [](ahead::TableState& s) { ahead::count(s.exhaustions); });
+  registry::with_state(table.shape.relid,
+                       [](registry::TableState& s) { registry::count(s.exhaustions); });
   pg::fail(
       errors::kPartitionCreationBehind,
       fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),
@@ -99,24 +100,25 @@ bool is_routing_miss(const PgError& e, Oid parent) {
   return rel == parent;
 }
 
-void insert_until_covered(const manage::ManagedTable& table, Relation parent,
-                          const std::vector<int64>& ids, const std::function<void()>& insert) {
+void insert_until_covered(const registry::ManagedTable& table, Relation parent,
+                          const std::vector<int64>& ids, MakePartition make,
+                          const std::function<void()>& insert) {
   const int max_heals = 1 + settings::max_retries;
   int heals = 0;
   int misses = 0;      // routing misses after a heal, bounded like the heals
   bool fresh = false;  // the partition view was read from the catalog since the last miss
   for (;;) {
-    std::vector<int64> missing = unrouted(parent, ids);
+    std::vector<int64> missing = partitions::unrouted(parent, ids);
     if (!missing.empty() && !fresh) {
       // A view that is only stale needs no worker: read it again first.
-      refresh_partitions(parent);
+      partitions::refresh_partitions(parent);
       fresh = true;
       continue;
     }
     if (!missing.empty()) {
       if (heals == max_heals) behind(table, missing, heals);
       ++heals;
-      heal(table, parent, missing);
+      heal(table, parent, missing, make);
       continue;
     }
     if (!insert) return;  // cover(): nothing to insert
@@ -141,8 +143,9 @@ void insert_until_covered(const manage::ManagedTable& table, Relation parent,
   }
 }
 
-void cover(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& ids) {
-  insert_until_covered(table, parent, ids, nullptr);
+void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
+           MakePartition make) {
+  insert_until_covered(table, parent, ids, make, nullptr);
 }
 
 }  // namespace partheal::heal

@@ -5,19 +5,27 @@
 #include <functional>
 #include <vector>
 
-#include "manage/registry.hpp"
+#include "partitions/ensure_covering.hpp"
+#include "registry/registry.hpp"
 
 namespace partheal::heal {
 
+// How the loop gets the partition covering an id made and committed, in a
+// transaction that is not the caller's: the caller says (the worker's heal
+// request, worker::create_covering_partition). Throws what stopped it.
+using MakePartition = partitions::Ensured (*)(Oid relid, int64 id, int64 partition_size);
+
 // Runs insert() once every id has a partition. A missing partition is
-// created (by the worker, committed at once) and the insert runs again at
-// once; the loop allows one heal for the boundary plus partheal.max_retries.
-void insert_until_covered(const manage::ManagedTable& table, Relation parent,
-                          const std::vector<int64>& ids, const std::function<void()>& insert);
+// made (committed at once) and the insert runs again at once; the loop
+// allows one heal for the boundary plus partheal.max_retries.
+void insert_until_covered(const registry::ManagedTable& table, Relation parent,
+                          const std::vector<int64>& ids, MakePartition make,
+                          const std::function<void()>& insert);
 
 // The same loop with nothing to insert: returns once every id has a
 // partition (partheal_reserve).
-void cover(const manage::ManagedTable& table, Relation parent, const std::vector<int64>& ids);
+void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
+           MakePartition make);
 
 // A 23514 raised by tuple routing at `parent` itself, told apart from CHECK
 // and partition constraint violations by the ErrorData fields, never by

@@ -58,7 +58,7 @@ LOCKMODE conflicting_mode_held(Oid relid, LOCKMODE needed) {
   });
 }
 
-[[noreturn]] void refuse(const manage::ManagedTable& table, Oid held_on, LOCKMODE held,
+[[noreturn]] void refuse(const registry::ManagedTable& table, Oid held_on, LOCKMODE held,
                          LOCKMODE needed, const std::string& why) {
   std::string parent = pg::relation_label(table.shape.relid);
   std::string other = pg::relation_label(held_on);
@@ -79,7 +79,7 @@ LOCKMODE conflicting_mode_held(Oid relid, LOCKMODE needed) {
 
 }  // namespace
 
-void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent) {
+void refuse_self_deadlock(const registry::ManagedTable& table, Relation parent) {
   Oid relid = RelationGetRelid(parent);
   if (LOCKMODE held = conflicting_mode_held(relid, ShareUpdateExclusiveLock); held != NoLock)
     refuse(table, relid, held, ShareUpdateExclusiveLock, "");

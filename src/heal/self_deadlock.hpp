@@ -4,7 +4,7 @@
 // once with PH004 instead.
 #pragma once
 
-#include "manage/registry.hpp"
+#include "registry/registry.hpp"
 
 namespace partheal::heal {
 
@@ -12,6 +12,6 @@ namespace partheal::heal {
 // foreign key the parent has or is the target of, SHARE ROW EXCLUSIVE on the
 // table at the key's other end (to clone the key). Throws PH004 if this
 // transaction holds a lock that conflicts with any of them.
-void refuse_self_deadlock(const manage::ManagedTable& table, Relation parent);
+void refuse_self_deadlock(const registry::ManagedTable& table, Relation parent);
 
 }  // namespace partheal::heal

@@ -6,14 +6,14 @@
 #include <optional>
 #include <vector>
 
-#include "ahead/table_state.hpp"
-#include "ddl/key_default.hpp"
-#include "manage/registry.hpp"
-#include "manage/shape.hpp"
+#include "registry/table_state.hpp"
+#include "partitions/key_default.hpp"
+#include "registry/registry.hpp"
+#include "registry/shape.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/relation.hpp"
-#include "pg/guc_scope.hpp"
+#include "pg/guc_level.hpp"
 #include "pg/spi.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
@@ -70,7 +70,7 @@ Relation open_owned(FunctionCallInfo fcinfo, const char* function) {
 // poll during partheal_unmanage can leave one) is forgotten, so the space
 // goes back to tables that are.
 void forget_unregistered() {
-  ahead::forget_all_but(registered_tables());
+  registry::forget_all_but(registry::registered_tables());
 }
 
 // partheal_unmanage's shared state goes when its transaction commits: a
@@ -92,7 +92,7 @@ void on_xact(XactEvent event, void*) noexcept {
   if (event == XACT_EVENT_COMMIT) {
     for (const PendingForget& p : pending) {
       try {
-        ahead::forget(p.relid);
+        registry::forget(p.relid);
       } catch (...) {
         // Left for the worker's next poll, which forgets unregistered tables.
       }
@@ -139,7 +139,7 @@ void cancel_forget(Oid relid) {
 }
 
 // Writes (with a config) or deletes (without) the table's registration.
-void write_config(const std::string& sql, Oid relid, std::optional<Config> config) {
+void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config) {
   Oid types[] = {OIDOID, INT8OID, INT4OID};
   Datum values[] = {ObjectIdGetDatum(relid), Int64GetDatum(config ? config->partition_size : 0),
                     Int32GetDatum(config ? config->mark_percent : 0)};
@@ -150,7 +150,7 @@ void write_config(const std::string& sql, Oid relid, std::optional<Config> confi
   } work{&sql, {config ? 3 : 1, types, values, nulls}};
   int level = pg::enter_safe_search_path();
   pg::spi::connect();
-  as_extension_owner(
+  registry::as_extension_owner(
       [](void* ctx) {
         auto* w = static_cast<Work*>(ctx);
         pg::spi::execute(*w->sql, w->args.count == 3 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
@@ -158,13 +158,13 @@ void write_config(const std::string& sql, Oid relid, std::optional<Config> confi
       &work);
   pg::spi::finish();
   pg::leave_guc_level(level);
-  registrations_changed();
+  registry::registrations_changed();
 }
 
 // Sets the key column's default, as the caller (who owns the table), with
 // partheal's own search_path. ALTER COLUMN SET DEFAULT locks the table
 // ACCESS EXCLUSIVE for the rest of the transaction.
-void set_key_default(const TableShape& shape, const std::string& expression) {
+void set_key_default(const registry::TableShape& shape, const std::string& expression) {
   std::string sql =
       fmt::format("ALTER TABLE ONLY {}.{} ALTER COLUMN {} SET DEFAULT {}", pg::quoted(shape.schema),
                   pg::quoted(shape.name), pg::quoted(shape.key_column), expression);
@@ -177,7 +177,7 @@ void set_key_default(const TableShape& shape, const std::string& expression) {
 
 // partheal_nextval(parent, sequence): plain INSERT and COPY rows then check
 // the create-ahead mark as an append does.
-void install_partheal_nextval(const TableShape& shape) {
+void install_partheal_nextval(const registry::TableShape& shape) {
   if (shape.default_is_partheal_nextval) return;
   if (shape.identity_always || !shape.sequence_needs_acl)
     pg::fail(
@@ -185,18 +185,20 @@ void install_partheal_nextval(const TableShape& shape) {
         fmt::format("column \"{}\" of \"{}\" is an identity column", shape.key_column, shape.name),
         "An identity column's default cannot be replaced.",
         "Declare the id bigserial, or keep nextval_default false.");
-  // describe() refused any other default: what is left is exactly
+  // registry::describe() refused any other default: what is left is exactly
   // nextval(sequence), which partheal_unmanage can put back.
-  set_key_default(shape, fmt::format("{}.partheal_nextval({}, {})", extension_schema_sql(),
-                                     ddl::regclass_literal(shape.relid),
-                                     ddl::regclass_literal(shape.sequence)));
+  set_key_default(shape,
+                  fmt::format("{}.partheal_nextval({}, {})", registry::extension_schema_sql(),
+                              partitions::regclass_literal(shape.relid),
+                              partitions::regclass_literal(shape.sequence)));
 }
 
 // The tables among relid and its partitions whose column defaults call
 // partheal_nextval, found through pg_depend: no other partition is opened
 // or locked.
 std::vector<Oid> tables_with_partheal_default(Oid relid) {
-  const char* schema_name = pg::guard([&] { return get_namespace_name(extension_schema()); });
+  const char* schema_name =
+      pg::guard([&] { return get_namespace_name(registry::extension_schema()); });
   std::vector<Oid> defaults_of;  // adrelid of each dependent default
   std::vector<Oid> family;
   pg::guard([&] {
@@ -271,7 +273,7 @@ void restore_nextval(Oid relid) {
       });
       continue;
     }
-    for (const std::string& sql : ddl::restore_nextval_sql(table))
+    for (const std::string& sql : partitions::restore_nextval_sql(table))
       pg::spi::execute(sql, SPI_OK_UTILITY);
   }
   pg::spi::finish();
@@ -306,7 +308,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   // has no fourth argument at all.
   std::optional<bool> nextval_default;
   if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) nextval_default = PG_GETARG_BOOL(3);
-  manage::TableShape shape = manage::describe(rel);
+  registry::TableShape shape = registry::describe(rel);
   if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, fmt::format("\"{}\" is a temporary table", shape.name),
              "The worker, which creates partitions ahead and for heals, cannot see another "
@@ -339,10 +341,10 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   // Room in shared memory is checked before anything is written, so a table
   // beyond partheal.max_tables is refused now rather than missed later.
   manage::cancel_forget(shape.relid);
-  bool tracked = ahead::track(shape.relid, size, percent, shape.key_max);
+  bool tracked = registry::track(shape.relid, size, percent, shape.key_max);
   if (!tracked) {
     manage::forget_unregistered();
-    tracked = ahead::track(shape.relid, size, percent, shape.key_max);
+    tracked = registry::track(shape.relid, size, percent, shape.key_max);
   }
   if (!tracked)
     pg::fail(
@@ -354,8 +356,8 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
       "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent) VALUES ($1, $2, $3) "
       "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
       "mark_percent = EXCLUDED.mark_percent",
-      manage::extension_schema_sql());
-  manage::write_config(sql, shape.relid, manage::Config{size, percent});
+      registry::extension_schema_sql());
+  manage::write_config(sql, shape.relid, registry::Config{size, percent});
   if (nextval_default == true)
     manage::install_partheal_nextval(shape);
   else if (nextval_default == false)
@@ -381,11 +383,11 @@ PARTHEAL_SQL_FUNCTION(partheal_unmanage) {
   Oid relid = RelationGetRelid(rel);
   std::string name = RelationGetRelationName(rel);
   pg::guard([&] { relation_close(rel, NoLock); });
-  if (!manage::configured(relid))
+  if (!registry::configured(relid))
     pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
              fmt::format("\"{}\" is not managed by partheal", name));
   std::string sql = fmt::format("DELETE FROM {}.partheal_config WHERE parent = $1",
-                                manage::extension_schema_sql());
+                                registry::extension_schema_sql());
   manage::write_config(sql, relid, std::nullopt);
   manage::restore_nextval(relid);
   manage::forget_at_commit(relid);

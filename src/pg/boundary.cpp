@@ -161,6 +161,14 @@ void run_worker_body(EntryBody body, Datum arg, Failure* failure) noexcept {
   }
 }
 
+void run_callback_body(CallbackBody body, void* ctx, Failure* failure) noexcept {
+  try {
+    body(ctx);
+  } catch (...) {
+    *failure = current_failure();
+  }
+}
+
 // CopyErrorData allocates, and an out-of-memory ERROR raised inside a
 // PG_CATCH block would longjmp past run_guarded's C++ frames. A nested
 // sigsetjmp frame, holding no C++ objects, stops it here.
@@ -258,6 +266,12 @@ Datum enter_sql(FunctionCallInfo fcinfo, SqlBody body) {
 void enter(EntryBody body, Datum arg) {
   Failure failure;
   run_worker_body(body, arg, &failure);
+  if (failure.error != nullptr) throw_errordata(failure.error, failure.context_complete);
+}
+
+void enter_callback(CallbackBody body, void* ctx) {
+  Failure failure;
+  run_callback_body(body, ctx, &failure);
   if (failure.error != nullptr) throw_errordata(failure.error, failure.context_complete);
 }
 

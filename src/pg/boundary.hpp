@@ -7,8 +7,8 @@
 //  * guard(f) runs a PostgreSQL call from C++. A PostgreSQL error inside it
 //    stops at a sigsetjmp frame that holds no C++ objects and continues as a
 //    PgError carrying the whole ErrorData.
-//  * PARTHEAL_SQL_FUNCTION and enter() are the only ways PostgreSQL calls
-//    into partheal. They catch every C++ exception and raise it as ereport
+//  * PARTHEAL_SQL_FUNCTION, enter() and entry() are the only ways PostgreSQL
+//    calls into partheal. They catch every C++ exception and raise it as ereport
 //    after the last C++ frame is gone; a PgError is raised with its fields
 //    unchanged, so an error may cross the boundary any number of times.
 //
@@ -51,6 +51,18 @@ Datum enter_sql(FunctionCallInfo fcinfo, SqlBody body);
 // The entry for hooks and background worker mains.
 using EntryBody = void (*)(Datum);
 void enter(EntryBody body, Datum arg);
+
+// The entry for every callback and hook: exit callbacks, shared memory
+// hooks, transaction and invalidation callbacks, the ProcessUtility hook.
+// The C++ body runs in a noexcept frame; what it throws is raised as
+// ereport once that frame is gone (in an exit callback, a FATAL-time
+// ERROR is PostgreSQL's to handle, as for its own callbacks).
+using CallbackBody = void (*)(void*);
+void enter_callback(CallbackBody body, void* ctx);
+template <typename F>
+void entry(F&& body) {
+  enter_callback([](void* c) { (*static_cast<std::remove_reference_t<F>*>(c))(); }, &body);
+}
 
 // Converts the exception being handled into a palloc'd ErrorData without
 // ever raising a PostgreSQL error itself; call only inside a catch block.

@@ -8,10 +8,46 @@
 
 #include <vector>
 
+#include "pg/compat.hpp"
 #include "pg/postgres.hpp"
-#include "worker/shared.hpp"
+
+extern "C" {
+#include "storage/proc.h"
+#include "utils/timestamp.h"
+}
 
 namespace partheal::worker {
+
+// A BackgroundWorkerHandle kept by value in shared memory, so that the
+// launcher and a backend running database DDL act on the same worker through
+// TerminateBackgroundWorker and GetBackgroundWorkerPid, never through a bare
+// pid. Its layout is PostgreSQL's private one (see pg/compat.hpp).
+using WorkerHandle = pg::compat::BackgroundWorkerHandleCopy;
+
+constexpr int kMaxPausers = 8;
+
+// One database the launcher knows, with or without a worker now.
+struct DatabaseEntry {
+  Oid dboid;               // InvalidOid: a free entry
+  bool wanted;             // a backend asked for a worker (a heal, a registration)
+  bool no_extension;       // its worker found no partheal: not started again until wanted
+  bool no_slot;            // the last start found every background worker slot taken
+  TimestampTz no_slot_at;  // when
+  bool unrunnable;         // a template, or closed to connections: no worker, PH003 at once
+  bool has_handle;         // a worker was registered and may be running
+  WorkerHandle handle;     // valid with has_handle
+  PGPROC* proc;            // set by the running worker: its latch
+  // Backends running database DDL on it: no worker until all are done.
+  pid_t paused_by[kMaxPausers];
+  bool stopped_on_purpose;  // by a pause or the launcher: no failure to back off from
+  // Paused while its worker ran: its slot is kept for it, and no other
+  // database's worker starts until it has its own back.
+  bool reserved;
+  int quick_exits;  // workers in a row that failed soon after starting
+  TimestampTz started_at;
+  TimestampTz not_before;  // the next start waits until then
+  TimestampTz probed_at;   // when a worker last looked for partheal here
+};
 
 // A backend asks for its database's worker: wakes it when it runs, or has
 // the launcher start one. With `wait_for_verdict`, waits (2 s at most) for
@@ -38,10 +74,10 @@ bool announce_worker(Oid dboid, bool* wanted);
 // backend wants one.
 void worker_exits(Oid dboid, bool no_extension);
 
-// The launcher's round, given the databases that exist now (sorted by
-// OID): frees what
-// belongs to databases that are gone, stops workers that must not run,
-// starts those that should. Returns how long the launcher may sleep.
+// The launcher's round (launcher_round.cpp), given the databases that exist
+// now (sorted by OID): frees what belongs to databases that are gone, stops
+// workers that must not run, starts those that should. Returns how long the
+// launcher may sleep.
 struct DatabaseSeen {
   Oid dboid;
   bool runnable;  // not a template, and allows connections
@@ -51,8 +87,12 @@ long launcher_round(const std::vector<DatabaseSeen>& databases);
 // For partheal_workers(): a copy of the entries in use.
 std::vector<DatabaseEntry> database_entries();
 
-// How many create-ahead attempts the database has queued.
-int queued_attempts(Oid dboid);
+// The launcher, at its start (its latch) and at its exit (nullptr).
+void set_launcher(PGPROC* proc);
+
+// This module's shared memory (worker/shmem.cpp lays out all of them).
+Size databases_shmem_size();
+void init_databases(void* memory, bool found);
 
 // The backend of CREATE EXTENSION partheal: its database wants a worker
 // from now on (a restore may never call partheal_manage).

@@ -1,12 +1,14 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "pg/boundary.hpp"
 #include "pg/pause.hpp"
+#include "pg/report.hpp"
 #include "worker/databases.hpp"
 #include "worker/launcher.hpp"
-#include "worker/shared.hpp"
 
 extern "C" {
 #include "access/heapam.h"
@@ -63,15 +65,8 @@ std::vector<DatabaseSeen> databases_now() {
   return out;
 }
 
-void set_launcher(PGPROC* proc) {
-  Shared& s = shared();
-  LWLockAcquire(s.lock, LW_EXCLUSIVE);
-  if (proc != nullptr || s.launcher == MyProc) s.launcher = proc;
-  LWLockRelease(s.lock);
-}
-
 void on_launcher_exit(int, Datum) {
-  set_launcher(nullptr);
+  pg::entry([] { set_launcher(nullptr); });
 }
 
 // Lives as long as the server: each round (every second, or at once when a
@@ -84,8 +79,8 @@ void launcher_body(Datum) {
     BackgroundWorkerUnblockSignals();
     BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
     before_shmem_exit(on_launcher_exit, Datum(0));
-    set_launcher(MyProc);
   });
+  set_launcher(MyProc);
   for (;;) {
     try {
       long sleep_ms = launcher_round(databases_now());
@@ -98,8 +93,7 @@ void launcher_body(Datum) {
         LWLockReleaseAll();
         QueryCancelPending = false;
       });
-      const char* text = e.what();
-      pg::guard([&] { ereport(LOG, (errmsg("partheal launcher: %s", text))); });
+      pg::report(LOG, 0, fmt::format("partheal launcher: {}", e.what()));
       pg::back_off_ms(100);
     }
   }

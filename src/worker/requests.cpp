@@ -1,40 +1,99 @@
+#include "worker/requests.hpp"
+
 #include <fmt/format.h>
 
 #include <cstring>
+#include <string>
 
 #include "errors.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/error_context.hpp"
-#include "pg/guc_scope.hpp"
+#include "pg/guc_level.hpp"
 #include "pg/pause.hpp"
-#include "pg/relation.hpp"
+#include "pg/report.hpp"
 #include "settings.hpp"
-#include "worker/requests.hpp"
 #include "worker/databases.hpp"
-#include "worker/shared.hpp"
+#include "worker/transaction.hpp"
 
 extern "C" {
 #include "miscadmin.h"
-#include "postmaster/bgworker.h"
-#include "storage/ipc.h"
+#include "storage/condition_variable.h"
 #include "storage/lock.h"
-#include "storage/proc.h"
-#include "storage/latch.h"
-#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 }
 
 namespace partheal::worker {
 
 namespace {
 
-Shared* state = nullptr;
+// kTaken: the worker took the request and is starting its transaction;
+// kRunning: it holds the request's lock (request_lock_tag), which the asker
+// waits on, so that PostgreSQL's deadlock detector sees the asker waiting
+// for the worker.
+enum class RequestState : uint32 { kFree, kPending, kTaken, kRunning, kDone };
 
-Size shared_size() {
-  return add_size(sizeof(Shared), mul_size(sizeof(Request), MaxBackends));
+constexpr size_t kTextSize = 512;
+
+// The worker's answer as it crosses shared memory: partitions::Ensured, or
+// the error's SQLSTATE, message, detail and hint, cut to fixed buffers.
+struct Answer {
+  int sqlerrcode = 0;
+  bool gave_way = false;
+  char message[kTextSize] = {};
+  char detail[kTextSize] = {};
+  char hint[kTextSize] = {};
+  char partition[NAMEDATALEN] = {};
+  char range[128] = {};
+};
+
+// One per backend: a backend waits for one partition at a time.
+struct Request {
+  slock_t mutex;
+  uint64 generation;  // bumped per request, so a late answer to an abandoned one is dropped
+  RequestState state;
+  Oid dboid;
+  Oid relid;
+  int64 id;
+  int64 partition_size;
+  Answer answer;
+  ConditionVariable answered;
+};
+
+Request* requests = nullptr;
+int nrequests = 0;
+
+// The lock the worker holds, ExclusiveLock for its whole transaction, while
+// it serves the request in slot `slot` of generation `generation`, and that
+// the asker waits on in ShareLock. pg_locks shows it as an advisory lock
+// with objsubid 20562 ("PR"), classid the slot and objid the generation's
+// low 32 bits.
+constexpr uint16 kRequestLockClass = 0x5052;
+void request_lock_tag(LOCKTAG* tag, Oid dboid, int slot, uint64 generation) {
+  SET_LOCKTAG_ADVISORY(*tag, dboid, static_cast<uint32>(slot), static_cast<uint32>(generation),
+                       kRequestLockClass);
+}
+
+void copy_text(char* dst, const std::string& src, size_t size) {
+  strlcpy(dst, src.c_str(), size);
+}
+
+Answer encode(const Creation& c) {
+  Answer a;
+  if (c.error) {
+    const ErrorFields& f = c.error->fields();
+    a.sqlerrcode = f.sqlerrcode;
+    copy_text(a.message, f.message, sizeof(a.message));
+    copy_text(a.detail, f.detail, sizeof(a.detail));
+    copy_text(a.hint, f.hint, sizeof(a.hint));
+    return a;
+  }
+  copy_text(a.partition, c.made.partition, sizeof(a.partition));
+  copy_text(a.range, c.made.range, sizeof(a.range));
+  a.gave_way = c.made.gave_way;
+  return a;
 }
 
 // As PostgreSQL's own errors name a table: unqualified.
@@ -42,10 +101,6 @@ std::string table_name(Oid relid) {
   const char* name = pg::guard([&] { return get_rel_name(relid); });
   return name != nullptr ? name : fmt::format("relation {}", relid);
 }
-
-}  // namespace
-
-namespace {
 
 // Gives up on a request: a late answer to it is then dropped.
 void abandon(Request& r, uint64 generation) noexcept {
@@ -66,19 +121,6 @@ void abandon(Request& r, uint64 generation) noexcept {
       fmt::format("could not create the partition of \"{}\" for id {}: {}", table, id, a.message),
       a.detail, hint);
 }
-
-}  // namespace
-
-Shared& shared() {
-  return *state;
-}
-
-void request_lock_tag(LOCKTAG* tag, Oid dboid, int slot, uint64 generation) {
-  SET_LOCKTAG_ADVISORY(*tag, dboid, static_cast<uint32>(slot), static_cast<uint32>(generation),
-                       kRequestLockClass);
-}
-
-namespace {
 
 struct WaitContext {
   const char* table;
@@ -105,10 +147,12 @@ bool wait_for_worker_transaction(int slot, uint64 generation, long remaining_ms,
                                  int64 id) {
   LOCKTAG tag;
   request_lock_tag(&tag, MyDatabaseId, slot, generation);
-  int level = pg::enter_safe_search_path();
-  pg::set_local("lock_timeout", std::to_string(Max(remaining_ms, 1L)));
   std::string table = table_name(relid);
   WaitContext w{table.c_str(), id};
+  // Its own GUC level, left on every way out: a wait that timed out is
+  // followed by more PostgreSQL code before any abort.
+  int level = pg::enter_safe_search_path();
+  pg::set_local("lock_timeout", std::to_string(Max(remaining_ms, 1L)));
   try {
     pg::ErrorContext context(wait_context, &w);
     pg::guard([&] {
@@ -128,15 +172,8 @@ bool wait_for_worker_transaction(int slot, uint64 generation, long remaining_ms,
   return true;
 }
 
-}  // namespace
-
-Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
-  settings::require_preloaded();
-  Shared& s = shared();
-  const int slot = pg::compat::backend_index();
-  Request& r = s.requests[slot];
-  static uint32 answer_registered = 0;
-  const uint32 answer_event = pg::named_wait_event("PartHealWorkerAnswer", answer_registered);
+// Posts the request in this backend's slot; returns its generation.
+uint64 post(Request& r, Oid relid, int64 id, int64 partition_size) {
   SpinLockAcquire(&r.mutex);
   uint64 generation = ++r.generation;
   r.state = RequestState::kPending;
@@ -146,41 +183,60 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
   r.partition_size = partition_size;
   r.answer = Answer{};
   SpinLockRelease(&r.mutex);
+  return generation;
+}
 
+// Waits for the answer until `deadline`; false when it did not come.
+bool await_answer(Request& r, int slot, uint64 generation, TimestampTz deadline, Oid relid,
+                  int64 id, Answer* answer) {
+  static uint32 answer_registered = 0;
+  const uint32 answer_event = pg::named_wait_event("PartHealWorkerAnswer", answer_registered);
+  bool answered = false;
+  want_worker(MyDatabaseId, true);
+  pg::guard([&] { ConditionVariablePrepareToSleep(&r.answered); });
+  for (;;) {
+    SpinLockAcquire(&r.mutex);
+    bool running = r.generation == generation && r.state == RequestState::kRunning;
+    if (r.generation == generation && r.state == RequestState::kDone) {
+      *answer = r.answer;
+      r.state = RequestState::kFree;
+      answered = true;
+    }
+    SpinLockRelease(&r.mutex);
+    if (answered) break;
+    long remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+    if (remaining <= 0) break;
+    if (running) {
+      // The worker's transaction has begun: wait for its end as a lock
+      // wait, then for the answer it writes right after.
+      if (!wait_for_worker_transaction(slot, generation, remaining, relid, id)) break;
+      pg::guard([&] { (void)ConditionVariableTimedSleep(&r.answered, 10, answer_event); });
+      continue;
+    }
+    // A worker that died leaves its pending requests behind: the
+    // launcher starts another; PH003 at once if it cannot.
+    want_worker(MyDatabaseId, true);
+    pg::guard([&] {
+      (void)ConditionVariableTimedSleep(&r.answered, Min(remaining, 1000L), answer_event);
+    });
+  }
+  pg::guard([] { ConditionVariableCancelSleep(); });
+  return answered;
+}
+
+}  // namespace
+
+partitions::Ensured create_covering_partition(Oid relid, int64 id, int64 partition_size) {
+  settings::require_preloaded();
+  const int slot = pg::compat::backend_index();
+  Request& r = requests[slot];
+  uint64 generation = post(r, relid, id, partition_size);
   TimestampTz deadline =
       TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::heal_wait_timeout_ms);
   Answer answer;
   bool answered = false;
   try {
-    want_worker(MyDatabaseId, true);
-    pg::guard([&] { ConditionVariablePrepareToSleep(&r.answered); });
-    for (;;) {
-      SpinLockAcquire(&r.mutex);
-      bool running = r.generation == generation && r.state == RequestState::kRunning;
-      if (r.generation == generation && r.state == RequestState::kDone) {
-        answer = r.answer;
-        r.state = RequestState::kFree;
-        answered = true;
-      }
-      SpinLockRelease(&r.mutex);
-      if (answered) break;
-      long remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
-      if (remaining <= 0) break;
-      if (running) {
-        // The worker's transaction has begun: wait for its end as a lock
-        // wait, then for the answer it writes right after.
-        if (!wait_for_worker_transaction(slot, generation, remaining, relid, id)) break;
-        pg::guard([&] { (void)ConditionVariableTimedSleep(&r.answered, 10, answer_event); });
-        continue;
-      }
-      // A worker that died leaves its pending requests behind: the
-      // launcher starts another; PH003 at once if it cannot.
-      want_worker(MyDatabaseId, true);
-      pg::guard([&] {
-        (void)ConditionVariableTimedSleep(&r.answered, Min(remaining, 1000L), answer_event);
-      });
-    }
-    pg::guard([] { ConditionVariableCancelSleep(); });
+    answered = await_answer(r, slot, generation, deadline, relid, id, &answer);
   } catch (...) {
     abandon(r, generation);
     throw;
@@ -197,56 +253,80 @@ Created create_covering_partition(Oid relid, int64 id, int64 partition_size) {
              "partheal.heal_wait_timeout if partition creation is slow.");
   }
   if (answer.sqlerrcode != 0) raise_worker_error(answer, relid, id);
-  return Created{answer.partition, answer.range};
+  return partitions::Ensured{answer.partition, answer.range, answer.gave_way};
 }
 
-bool request_create_ahead(Oid relid, int64 partition, int64 partition_size) {
-  Shared& s = shared();
-  bool queued = false;
-  SpinLockAcquire(&s.ahead_mutex);
-  for (AheadSlot& slot : s.ahead) {
-    if (slot.used) continue;
-    slot = AheadSlot{true, MyDatabaseId, relid, partition, partition_size, 0, 0, 0};
-    queued = true;
-    break;
-  }
-  SpinLockRelease(&s.ahead_mutex);
-  if (!queued) return false;  // the caller says so, rate-limited
-  // The append that crossed the mark must not wait for, or fail with, the
-  // worker: a worker that cannot start now is started by the next heal.
-  try {
-    want_worker(MyDatabaseId, false);
-  } catch (const PgError& e) {
-    std::string line = fmt::format("{} create-ahead could not start the worker: {}",
-                                   errors::kLogAheadDropped, e.what());
-    const char* text = line.c_str();
-    pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
-  }
-  return true;
+namespace {
+
+// First thing in the transaction that serves request `slot`: its lock, held
+// to the end of the transaction, which the asker waits on. Then the asker
+// is told the transaction runs.
+void hold_request_lock(Request& r, int slot, uint64 generation) {
+  LOCKTAG tag;
+  request_lock_tag(&tag, MyDatabaseId, slot, generation);
+  pg::guard([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+  SpinLockAcquire(&r.mutex);
+  if (r.generation == generation && r.state == RequestState::kTaken)
+    r.state = RequestState::kRunning;
+  SpinLockRelease(&r.mutex);
+  pg::guard([&] { ConditionVariableBroadcast(&r.answered); });
 }
 
-void request_shared_memory() {
-  RequestAddinShmemSpace(shared_size());
-  RequestNamedLWLockTranche("partheal", 1);
-}
+}  // namespace
 
-void init_shared_memory() {
-  bool found = false;
-  LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-  Size size = shared_size();
-  state = static_cast<Shared*>(ShmemInitStruct("partheal", size, &found));
-  if (!found) {
-    std::memset(static_cast<void*>(state), 0, size);
-    state->lock = &(GetNamedLWLockTranche("partheal"))->lock;
-    state->nrequests = MaxBackends;
-    state->requests = reinterpret_cast<Request*>(state + 1);
-    SpinLockInit(&state->ahead_mutex);
-    for (int i = 0; i < state->nrequests; ++i) {
-      SpinLockInit(&state->requests[i].mutex);
-      ConditionVariableInit(&state->requests[i].answered);
+void serve_heal_requests(Oid dboid) {
+  for (int i = 0; i < nrequests; ++i) {
+    Request& r = requests[i];
+    SpinLockAcquire(&r.mutex);
+    bool mine = r.state == RequestState::kPending && r.dboid == dboid;
+    uint64 generation = r.generation;
+    Oid relid = r.relid;
+    int64 id = r.id;
+    int64 size = r.partition_size;
+    if (mine) r.state = RequestState::kTaken;
+    SpinLockRelease(&r.mutex);
+    if (!mine) continue;
+
+    Answer answer = encode(create_in_transaction(relid, fmt::format("for id {}", id), [&] {
+      hold_request_lock(r, i, generation);
+      return partitions::ensure_covering(relid, id, size);
+    }));
+    SpinLockAcquire(&r.mutex);
+    if (r.generation == generation &&
+        (r.state == RequestState::kRunning || r.state == RequestState::kTaken)) {
+      r.answer = answer;
+      r.state = RequestState::kDone;
     }
+    SpinLockRelease(&r.mutex);
+    pg::guard([&] { ConditionVariableBroadcast(&r.answered); });
   }
-  LWLockRelease(AddinShmemInitLock);
+}
+
+void hand_back_heal_requests(Oid dboid) {
+  for (int i = 0; i < nrequests; ++i) {
+    Request& r = requests[i];
+    SpinLockAcquire(&r.mutex);
+    bool ours =
+        r.dboid == dboid && (r.state == RequestState::kRunning || r.state == RequestState::kTaken);
+    if (ours) r.state = RequestState::kPending;
+    SpinLockRelease(&r.mutex);
+    if (ours || r.dboid == dboid) pg::guard([&] { ConditionVariableBroadcast(&r.answered); });
+  }
+}
+
+Size heal_requests_shmem_size() {
+  return mul_size(sizeof(Request), MaxBackends);
+}
+
+void init_heal_requests(void* memory, bool found) {
+  requests = static_cast<Request*>(memory);
+  nrequests = MaxBackends;
+  if (found) return;
+  std::memset(memory, 0, heal_requests_shmem_size());
+  for (int i = 0; i < nrequests; ++i) {
+    SpinLockInit(&requests[i].mutex);
+    ConditionVariableInit(&requests[i].answered);
+  }
 }
 
 }  // namespace partheal::worker

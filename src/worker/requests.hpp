@@ -1,29 +1,29 @@
-// Asking the database's partheal worker to create a partition, and waiting
-// for its answer. The worker commits the partition in its own transaction,
-// so it survives the asker's rollback and the asker holds no DDL lock.
+// Heal requests: a backend asks its database's worker to create the
+// partition covering one id, and waits for the answer. Both sides of a
+// request slot are here; the slots are this module's part of shared memory.
+// The worker commits the partition in its own transaction, so it survives
+// the asker's rollback and the asker holds no DDL lock.
 #pragma once
 
-#include <string>
-
+#include "partitions/ensure_covering.hpp"
 #include "pg/postgres.hpp"
 
 namespace partheal::worker {
 
-struct Created {
-  std::string partition;  // empty when the partition already existed
-  std::string range;      // "FROM (20) TO (30)"
-};
+// The asker. Blocks for at most partheal.heal_wait_timeout. Throws the
+// worker's error unchanged (a lock timeout stays 55P03), or PH002/PH003.
+partitions::Ensured create_covering_partition(Oid relid, int64 id, int64 partition_size);
 
-// Blocks for at most partheal.heal_wait_timeout. Throws the worker's error
-// unchanged (a lock timeout stays 55P03), or PH002/PH003.
-Created create_covering_partition(Oid relid, int64 id, int64 partition_size);
+// The worker: serves every pending request of its database, each in a
+// transaction of its own that holds the request's lock.
+void serve_heal_requests(Oid dboid);
 
-// Queues the creation of partition number `partition` for the worker and
-// returns at once; false when the queue is full (the heal still covers it).
-bool request_create_ahead(Oid relid, int64 partition, int64 partition_size);
+// The worker, at exit (FATAL included): hands back the requests it had
+// taken, so that the next worker serves them.
+void hand_back_heal_requests(Oid dboid);
 
-// Shared memory: sized in shmem_request_hook, laid out in shmem_startup_hook.
-void request_shared_memory();
-void init_shared_memory();
+// This module's shared memory (worker/shmem.cpp lays out all of them).
+Size heal_requests_shmem_size();
+void init_heal_requests(void* memory, bool found);
 
 }  // namespace partheal::worker

@@ -1,6 +1,6 @@
 // The per-database background worker's life: its start, signals, main loop
-// and exit. What it does each round is in serve.cpp (heal requests and
-// create-ahead) and catch_up.cpp (the sequence poll and the catch-up).
+// and exit. What it serves is in requests.cpp (heal requests) and
+// ahead_queue.cpp (create-ahead); its poll round is ahead/catch_up.cpp's.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -11,24 +11,15 @@
 #include <vector>
 
 #include "errors.hpp"
-#include "ahead/headroom.hpp"
-#include "ahead/mark.hpp"
-#include "ahead/sequence.hpp"
-#include "ahead/table_state.hpp"
-#include "heal/bounds.hpp"
-#include "heal/ensure_covering.hpp"
-#include "heal/partition_math.hpp"
-#include "manage/registry.hpp"
-#include "settings.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/pause.hpp"
-#include "pg/relation.hpp"
-#include "pg/subxact.hpp"
-#include "worker/catch_up.hpp"
+#include "pg/report.hpp"
+#include "settings.hpp"
+#include "worker/ahead_queue.hpp"
 #include "worker/databases.hpp"
-#include "worker/serve.hpp"
-#include "worker/shared.hpp"
+#include "worker/requests.hpp"
+#include "worker/worker.hpp"
 
 extern "C" {
 #include "partitioning/partdesc.h"
@@ -53,6 +44,8 @@ extern "C" {
 namespace partheal::worker {
 
 namespace {
+
+PollRound poll_round = nullptr;
 
 // Says why and exits; the launcher decides whether another worker starts.
 // A worker that only looked for partheal where there is none says so at
@@ -89,17 +82,10 @@ constexpr long kBehindPollMs = 100;
 // hands back any request this worker had taken, so the next worker serves it.
 void on_worker_exit(int, Datum arg) {
   Oid dboid = DatumGetObjectId(arg);
-  worker_exits(dboid, false);
-  Shared& s = shared();
-  for (int i = 0; i < s.nrequests; ++i) {
-    Request& r = s.requests[i];
-    SpinLockAcquire(&r.mutex);
-    bool ours =
-        r.dboid == dboid && (r.state == RequestState::kRunning || r.state == RequestState::kTaken);
-    if (ours) r.state = RequestState::kPending;
-    SpinLockRelease(&r.mutex);
-    if (ours || r.dboid == dboid) ConditionVariableBroadcast(&r.answered);
-  }
+  pg::entry([dboid] {
+    worker_exits(dboid, false);
+    hand_back_heal_requests(dboid);
+  });
 }
 
 // Every lock the worker waits for is bounded: the sequence poll, the config
@@ -172,23 +158,21 @@ void worker_body(Datum arg) {
   TimestampTz next_poll = 0;
   for (;;) {
     try {
-      serve_pending(dboid);
+      serve_heal_requests(dboid);
       if (GetCurrentTimestamp() >= next_poll) {
-        Poll poll = poll_sequences(dboid);
+        PollOutcome poll = poll_round != nullptr ? poll_round(dboid) : PollOutcome{};
         if (poll.registrations) {
           if (!extension_installed()) exit_without_extension(dboid, LOG);
-          std::string line = fmt::format("partheal worker: reading the registrations failed: {}",
-                                         poll.registrations->what());
-          const char* text = line.c_str();
-          pg::guard([&] { ereport(LOG, (errmsg_internal("%s", text))); });
+          pg::report(LOG, 0,
+                     fmt::format("partheal worker: reading the registrations failed: {}",
+                                 poll.registrations->what()));
         }
-        bool behind = catch_up(dboid, poll.behind);
         next_poll = TimestampTzPlusMilliseconds(
             GetCurrentTimestamp(),
-            behind ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
+            poll.made_any ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
       }
       bool served = false;
-      long wait_ms = serve_ahead(dboid, &served);
+      long wait_ms = serve_create_ahead(dboid, &served);
       // A mark was reached: traffic is flowing, and the poll that measures
       // its rate (and so the headroom) should not wait a whole naptime.
       if (served)
@@ -207,14 +191,17 @@ void worker_body(Datum arg) {
       });
       auto* pg_error = dynamic_cast<const PgError*>(&e);
       int code = pg_error != nullptr ? pg_error->sqlerrcode() : ERRCODE_INTERNAL_ERROR;
-      const char* text = e.what();
-      pg::guard([&] { ereport(LOG, (errcode(code), errmsg("partheal worker: %s", text))); });
+      pg::report(LOG, code, fmt::format("partheal worker: {}", e.what()));
       pg::back_off_ms(100);
     }
   }
 }
 
 }  // namespace
+
+void set_poll_round(PollRound round) {
+  poll_round = round;
+}
 
 }  // namespace partheal::worker
 

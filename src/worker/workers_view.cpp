@@ -3,10 +3,11 @@
 // and what shared state the database holds.
 #include <vector>
 
-#include "ahead/table_state.hpp"
+#include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "settings.hpp"
+#include "worker/ahead_queue.hpp"
 #include "worker/databases.hpp"
 
 extern "C" {
@@ -49,15 +50,15 @@ PARTHEAL_SQL_FUNCTION(partheal_workers) {
   for (const worker::DatabaseEntry& e : entries) {
     int pid = 0;
     if (e.proc != nullptr) pid = e.proc->pid;
-    rows.push_back(Row{e.dboid, worker::state_of(e), pid, ahead::forget_database(e.dboid, true),
+    rows.push_back(Row{e.dboid, worker::state_of(e), pid, registry::forget_database(e.dboid, true),
                        worker::queued_attempts(e.dboid)});
   }
   // Shared state of a database the launcher no longer follows: a leak.
-  for (Oid dboid : ahead::databases_with_state()) {
+  for (Oid dboid : registry::databases_with_state()) {
     bool known = false;
     for (const Row& row : rows) known = known || row.dboid == dboid;
     if (!known)
-      rows.push_back(Row{dboid, "forgotten", 0, ahead::forget_database(dboid, true),
+      rows.push_back(Row{dboid, "forgotten", 0, registry::forget_database(dboid, true),
                          worker::queued_attempts(dboid)});
   }
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);

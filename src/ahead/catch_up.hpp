@@ -1,0 +1,42 @@
+// The worker's poll of the sequences, for writers that never call
+// partheal_append, and the catch-up that creates what their positions need.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "pg/error.hpp"
+#include "pg/postgres.hpp"
+#include "worker/worker.hpp"
+
+namespace partheal::ahead {
+
+// A table whose draws need a partition that is missing, as a poll saw it.
+struct Watched {
+  Oid relid;
+  Oid sequence;
+  int64 size;
+  int mark_percent;
+  int64 key_max;
+  int headroom;
+};
+
+struct Poll {
+  std::vector<Watched> behind;           // the tables to catch up
+  std::optional<PgError> registrations;  // reading the registrations failed
+};
+
+// Reads every registered table's sequence: all in one transaction per 50 ms
+// slice, each table in a subtransaction that is rolled back at once; heal
+// requests are served between slices. One table whose poll fails is logged
+// once and neither stops nor delays the others.
+Poll poll_sequences(Oid dboid);
+
+// Creates what the positions need; true when anything was made.
+bool catch_up(Oid dboid, const std::vector<Watched>& behind);
+
+// The worker's poll round (worker::set_poll_round): the poll, then the
+// catch-up of what it found behind.
+worker::PollOutcome poll_and_catch_up(Oid dboid);
+
+}  // namespace partheal::ahead

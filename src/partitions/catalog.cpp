@@ -1,0 +1,184 @@
+#include "partitions/catalog.hpp"
+
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "catalog/pg_partitioned_table.h"
+#include "catalog/pg_type.h"
+#include "partitioning/partbounds.h"
+#include "partitioning/partdesc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+}
+
+namespace partheal::partitions {
+
+using pg::fail;
+using pg::guard;
+
+void refresh_partitions(Relation parent) {
+  Oid relid = RelationGetRelid(parent);
+  guard([&] {
+    AcceptInvalidationMessages();
+    InvalidateCatalogSnapshot();
+    // The entry stays valid for its holders (it is rebuilt in place); only
+    // its partition descriptor is dropped, to be read again on next use.
+    RelationCacheInvalidateEntry(relid);
+  });
+}
+
+int64 key_to_int64(Datum d, Oid type) {
+  switch (type) {
+    case INT2OID:
+      return DatumGetInt16(d);
+    case INT4OID:
+      return DatumGetInt32(d);
+    default:
+      return DatumGetInt64(d);
+  }
+}
+
+bool integer_key_limits(Oid type, int64* min, int64* max) {
+  switch (type) {
+    case INT2OID:
+      *min = PG_INT16_MIN;
+      *max = PG_INT16_MAX;
+      return true;
+    case INT4OID:
+      *min = PG_INT32_MIN;
+      *max = PG_INT32_MAX;
+      return true;
+    case INT8OID:
+      *min = PG_INT64_MIN;
+      *max = PG_INT64_MAX;
+      return true;
+    default:
+      return false;
+  }
+}
+
+Oid default_partition(Relation parent) {
+  return guard([&] {
+    PartitionDesc desc = RelationGetPartitionDesc(parent, true);
+    return desc->nparts > 0 && desc->boundinfo != nullptr &&
+                   partition_bound_has_default(desc->boundinfo)
+               ? desc->oids[desc->boundinfo->default_index]
+               : InvalidOid;
+  });
+}
+
+Oid default_partition_unlocked(Oid relid) {
+  return guard([&] {
+    HeapTuple tuple = SearchSysCache1(PARTRELID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tuple)) return InvalidOid;
+    Oid found = reinterpret_cast<Form_pg_partitioned_table>(GETSTRUCT(tuple))->partdefid;
+    ReleaseSysCache(tuple);
+    return found;
+  });
+}
+
+ParentFacts read_parent(Relation parent) {
+  ParentFacts f;
+  f.name = RelationGetRelationName(parent);
+  f.namespace_oid = RelationGetNamespace(parent);
+  f.owner = parent->rd_rel->relowner;
+  const char* schema = guard([&] { return get_namespace_name(f.namespace_oid); });
+  f.schema = schema != nullptr ? schema : "";
+  PartitionKey key = guard([&] { return RelationGetPartitionKey(parent); });
+  if (key == nullptr || key->strategy != PARTITION_STRATEGY_RANGE || key->partnatts != 1 ||
+      !integer_key_limits(key->parttypid[0], &f.key_min, &f.key_max))
+    fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+         "\"" + f.name + "\" is no longer partitioned by RANGE on one integer column");
+  f.key_type = key->parttypid[0];
+  f.default_partition = default_partition(parent);
+  return f;
+}
+
+namespace {
+
+Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
+  switch (bi->kind[i][0]) {
+    case PARTITION_RANGE_DATUM_MINVALUE:
+      return Bound::min();
+    case PARTITION_RANGE_DATUM_MAXVALUE:
+      return Bound::max();
+    case PARTITION_RANGE_DATUM_VALUE:
+      break;
+  }
+  return Bound::at(key_to_int64(bi->datums[i][0], type));
+}
+
+struct Snapshot {
+  PartitionBoundInfo bounds;
+  Oid key_type;
+};
+
+Snapshot read(Relation parent) {
+  return guard([&] {
+    PartitionDesc desc = RelationGetPartitionDesc(parent, true);
+    PartitionKey key = RelationGetPartitionKey(parent);
+    return Snapshot{desc->nparts > 0 ? desc->boundinfo : nullptr, key->parttypid[0]};
+  });
+}
+
+}  // namespace
+
+std::vector<Range> attached_ranges(Relation parent) {
+  Snapshot s = read(parent);
+  std::vector<Range> out;
+  if (s.bounds == nullptr) return out;
+  // indexes[i + 1] is the partition whose range ends at datums[i + 1].
+  for (int i = 0; i + 1 < s.bounds->ndatums; ++i) {
+    if (s.bounds->indexes[i + 1] < 0) continue;
+    out.push_back(Range{bound_at(s.bounds, i, s.key_type), bound_at(s.bounds, i + 1, s.key_type)});
+  }
+  return out;
+}
+
+namespace {
+
+bool routes_in(const Snapshot& s, int64 id, bool to_default = true) {
+  PartitionBoundInfo bi = s.bounds;
+  if (bi == nullptr) return false;
+  if (to_default && partition_bound_has_default(bi)) return true;
+  // The last bound at or below id; the partition above it, if any, holds id.
+  int lo = 0, hi = bi->ndatums - 1, found = -1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    Bound b = bound_at(bi, mid, s.key_type);
+    bool at_or_below =
+        b.kind == Bound::Kind::kMinValue || (b.kind == Bound::Kind::kValue && b.value <= id);
+    if (at_or_below) {
+      found = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return found >= 0 && bi->indexes[found + 1] >= 0;
+}
+
+}  // namespace
+
+bool routes(Relation parent, int64 id) {
+  return routes_in(read(parent), id);
+}
+
+bool has_own_partition(Relation parent, int64 id) {
+  return routes_in(read(parent), id, false);
+}
+
+std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids) {
+  Snapshot s = read(parent);
+  std::vector<int64> out;
+  for (int64 id : ids)
+    if (!routes_in(s, id)) out.push_back(id);
+  return out;
+}
+
+}  // namespace partheal::partitions

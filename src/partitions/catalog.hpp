@@ -1,0 +1,68 @@
+// The partitions a parent has now, read from its relcache entry: no SQL.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "partitions/key_space.hpp"
+#include "pg/postgres.hpp"
+
+extern "C" {
+#include "utils/rel.h"
+}
+
+namespace partheal::partitions {
+
+// Rebuilds this backend's view of the parent's partitions from the catalog
+// as committed now. A relcache entry whose partition descriptor was being
+// built while a concurrent ATTACH committed can keep the older set after it
+// has consumed the ATTACH's invalidation, so accepting invalidations alone
+// may leave it stale until the next DDL on the parent.
+void refresh_partitions(Relation parent);
+
+// A smallint, integer or bigint key value as int64.
+int64 key_to_int64(Datum d, Oid type);
+
+// The limits of a smallint, integer or bigint key; false for any other type.
+bool integer_key_limits(Oid type, int64* min, int64* max);
+
+// The DEFAULT partition of an opened parent as its partition descriptor has
+// it now; InvalidOid when it has none.
+Oid default_partition(Relation parent);
+// The same from the catalog (pg_partitioned_table.partdefid), for a parent
+// partheal could not lock: committed state, no lock taken.
+Oid default_partition_unlocked(Oid relid);
+
+// What creating a partition needs to know of an opened parent, read from
+// its relcache entry (no check of whether partheal may manage it: that is
+// the registration's, once).
+struct ParentFacts {
+  std::string schema;
+  std::string name;
+  Oid namespace_oid = InvalidOid;
+  Oid owner = InvalidOid;
+  Oid key_type = InvalidOid;
+  int64 key_min = 0;  // the key type's own limits
+  int64 key_max = 0;
+  Oid default_partition = InvalidOid;
+};
+// Throws 0A000 when the parent is not partitioned by RANGE on one integer
+// column (it was, when it was registered; a registration can outlive that
+// only through a DROP and re-CREATE under the same OID, which cannot happen).
+ParentFacts read_parent(Relation parent);
+
+// Ranges of the attached range partitions, in order. Throws PgError.
+std::vector<Range> attached_ranges(Relation parent);
+
+// True when an INSERT of this key value would find a partition (a DEFAULT
+// partition takes everything). Cheap: a binary search over the bounds.
+bool routes(Relation parent, int64 id);
+
+// True when a partition other than a DEFAULT one holds this key value.
+bool has_own_partition(Relation parent, int64 id);
+
+// The ids, in their order, that an INSERT would find no partition for; the
+// bounds are read once for all of them.
+std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids);
+
+}  // namespace partheal::partitions

@@ -1,0 +1,129 @@
+#include <fmt/format.h>
+
+#include <string>
+
+#include "partitions/child_table.hpp"
+#include "partitions/key_space.hpp"
+#include "errors.hpp"
+#include "partitions/catalog.hpp"
+#include "partitions/ensure_covering.hpp"
+#include "pg/boundary.hpp"
+#include "pg/relation.hpp"
+#include "pg/own_sql.hpp"
+#include "pg/report.hpp"
+#include "pg/security.hpp"
+#include "pg/spi.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+}
+
+namespace partheal::partitions {
+
+namespace {
+
+// partheal's own advisory lock class: pg_locks shows it as an advisory lock
+// with objsubid 20552 ("PH"), database, classid = table, objid = partition
+// number folded to 32 bits. pg_advisory_lock() uses classes 1 and 2, so no
+// application lock can ever collide with it. A fold collision only makes
+// two creations queue; it cannot skip one.
+constexpr uint16 kLockClass = 0x5048;
+
+void take_partition_lock(Oid relid, int64 number) {
+  pg::guard([&] {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, static_cast<uint32>(number ^ (number >> 32)),
+                         kLockClass);
+    (void)LockAcquire(&tag, ExclusiveLock, false, false);
+  });
+}
+
+struct Plan {
+  bool gave_way = false;
+  bool needed = false;
+  ParentFacts parent;
+  Range range;
+};
+
+Plan plan_for(Oid relid, int64 id, int64 partition_size, LockWait wait) {
+  Plan plan;
+  // SHARE UPDATE EXCLUSIVE, which ATTACH takes anyway, before deciding:
+  // it waits out any partition DDL on the parent in flight, partheal's or
+  // anyone's, so the decision sees what that DDL committed. Giving way, it
+  // is asked for without waiting (and not granted while anyone queues for
+  // a lock it conflicts with).
+  if (wait == LockWait::kGiveWay &&
+      !pg::guard([&] { return ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock); })) {
+    plan.gave_way = true;
+    return plan;
+  }
+  Relation rel =
+      pg::open_existing(relid, wait == LockWait::kGiveWay ? NoLock : ShareUpdateExclusiveLock);
+  // Decided under the advisory lock, so it must see every partition
+  // committed so far, not a cached view that missed one (partitions/catalog.hpp).
+  refresh_partitions(rel);
+  plan.parent = read_parent(rel);
+  if (OidIsValid(plan.parent.default_partition) && !has_own_partition(rel, id)) {
+    // Only create-ahead gets here: a heal has no routing miss to heal.
+    // Attaching would scan the DEFAULT partition under ACCESS EXCLUSIVE
+    // and fail on any row it holds for the range: said, not done.
+    std::string name = plan.parent.name;
+    pg::guard([&] { relation_close(rel, NoLock); });
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("\"{}\" has a DEFAULT partition, attached after it was registered", name),
+             "Rows without a partition of their own go to the DEFAULT partition; partheal "
+             "creates no partitions while it is attached.",
+             "Move its rows into partitions with partheal_attach_window and detach it, or "
+             "unmanage the table.");
+  }
+  if (!routes(rel, id)) {
+    plan.needed = true;
+    KeySpace keys{partition_size, plan.parent.key_min, plan.parent.key_max};
+    plan.range = keys.covering(id, attached_ranges(rel));
+  }
+  pg::guard([&] { relation_close(rel, NoLock); });
+  return plan;
+}
+
+// LIKE, then ATTACH, as the parent's owner: never PARTITION OF.
+Ensured create_and_attach(Oid relid, const Plan& plan, int64 id) {
+  const ParentFacts& p = plan.parent;
+  Ensured out;
+  std::string child = free_child_name(p.namespace_oid, p.name, partition_suffix(plan.range.lower));
+  out.partition = child;
+  out.range =
+      fmt::format("FROM ({}) TO ({})", bound_sql(plan.range.lower), bound_sql(plan.range.upper));
+  pg::as_role(p.owner, [&] {
+    create_child_table(relid, p.schema, child, p.name);
+    // The bounds are integers partheal computed, not user text.
+    pg::spi::execute(attach_partition_sql(p.schema, p.name, child, out.range), SPI_OK_UTILITY);
+  });
+  pg::report(LOG, 0,
+             fmt::format("{} created partition \"{}.{}\" {} for id {}", errors::kLogCreated,
+                         p.schema, child, out.range, id));
+  return out;
+}
+
+}  // namespace
+
+Ensured ensure_covering(Oid relid, int64 id, int64 partition_size, LockWait wait) {
+  // A heal's lock waits must outlast the deadlock check (deadlock_timeout),
+  // which is what resolves a cycle through the worker (worker/requests.cpp).
+  long timeout_ms = settings::ddl_lock_timeout_ms;
+  if (wait == LockWait::kQueue) timeout_ms = Max(timeout_ms, DeadlockTimeout + 500);
+  return pg::with_own_sql({true, timeout_ms}, [&] {
+    take_partition_lock(relid, partition_number(id, partition_size));
+    Plan plan = plan_for(relid, id, partition_size, wait);
+    if (!plan.needed) return Ensured{{}, {}, plan.gave_way};
+    return create_and_attach(relid, plan, id);
+  });
+}
+
+}  // namespace partheal::partitions

@@ -1,0 +1,32 @@
+// The one routine that makes a partition exist: heal and create-ahead both
+// end here, inside the worker's transaction.
+#pragma once
+
+#include <string>
+
+#include "pg/postgres.hpp"
+
+namespace partheal::partitions {
+
+struct Ensured {
+  std::string partition;  // empty when a partition already covered the id
+  std::string range;
+  bool gave_way = false;  // LockWait::kGiveWay found the parent locked: nothing done
+};
+
+// How the parent's SHARE UPDATE EXCLUSIVE lock is waited for. A heal, which
+// an appender waits on, queues for it: the appender's wait is a lock wait
+// too, so a cycle through the worker is PostgreSQL's deadlock detector's to
+// resolve. Create-ahead and the catch-up, which nobody waits on, give way:
+// a table another session holds or queues for is left for a later round,
+// and nothing queues behind partheal.
+enum class LockWait { kQueue, kGiveWay };
+
+// Under partheal's own advisory lock on (table, partition number), then
+// SHARE UPDATE EXCLUSIVE on the parent, both within partheal.ddl_lock_timeout: if no partition
+// covers id, creates one LIKE the parent, as the parent's owner, and ATTACHes it. Never PARTITION
+// OF, which would lock the parent ACCESS EXCLUSIVE. Throws PgError.
+Ensured ensure_covering(Oid relid, int64 id, int64 partition_size,
+                        LockWait wait = LockWait::kQueue);
+
+}  // namespace partheal::partitions

@@ -1,0 +1,77 @@
+// The managed tables this backend has seen, cached until a relcache
+// invalidation of the parent says the table, its partitions or its
+// registration changed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "registry/shape.hpp"
+#include "pg/boundary.hpp"
+
+namespace partheal::registry {
+
+struct Config {
+  int64 partition_size = 0;
+  int mark_percent = 80;  // 0: create-ahead is off for the table
+};
+
+struct ManagedTable {
+  TableShape shape;
+  Config config;
+};
+
+// A registration as read at one moment. The cache hands out shared
+// ownership: an entry it drops or rebuilds stays valid for whoever holds it.
+using TablePtr = std::shared_ptr<const ManagedTable>;
+
+// The registration of an opened, locked parent, or nullptr if it has none.
+TablePtr lookup(Relation parent);
+
+// The target of an append or a reservation, as INSERT resolves it: the
+// caller's INSERT privilege first (42501, before any lock), then the table
+// locked ROW EXCLUSIVE, then its registration (55000 when it has none).
+struct Opened {
+  Relation parent;
+  TablePtr table;
+  bool table_insert;  // INSERT on the whole table, not only on some columns
+};
+Opened open_for_insert(Oid relid);
+
+// The registration of relid if this backend has it cached and current, with
+// no catalog access; nullptr otherwise (then open the table and lookup()).
+TablePtr cached(Oid relid);
+
+// Counts the entries the cache has dropped: a cache keyed by the same tables
+// (the append targets) drops its own entries for tables not in this one
+// whenever the count moves.
+uint64_t forgotten_count();
+bool is_cached(Oid relid);
+
+// The table's row in the config table, as committed now (not as the
+// transaction's snapshot saw it).
+std::optional<Config> configured(Oid relid);
+
+// Every table registered in this database, as committed now.
+std::vector<Oid> registered_tables();
+// The same, or nullopt when the config table is locked (LOCK, ALTER
+// EXTENSION UPDATE under way): the worker never waits for it.
+std::optional<std::vector<Oid>> registered_tables_nowait();
+
+// The schema partheal's objects live in, quoted for SQL, and its OID.
+std::string extension_schema_sql();
+Oid extension_schema();
+
+// Runs f as the extension's owner, who owns the config table: the caller of
+// partheal_manage may register a table without writing the config directly.
+void as_extension_owner(void (*f)(void*), void* ctx);
+
+void install_invalidation_callback();
+
+// Tells every backend, at commit, that registrations changed.
+void registrations_changed();
+
+}  // namespace partheal::registry

@@ -1,0 +1,41 @@
+// What partheal needs to know about a parent table, and the one place that
+// decides whether a table can be managed at all.
+#pragma once
+
+#include <string>
+
+#include "pg/postgres.hpp"
+
+extern "C" {
+#include "utils/rel.h"
+}
+
+namespace partheal::registry {
+
+struct TableShape {
+  Oid relid = InvalidOid;
+  std::string schema;
+  std::string name;
+  AttrNumber key_attnum = InvalidAttrNumber;
+  std::string key_column;
+  Oid key_type = InvalidOid;
+  int64 key_min = 0;  // the key type's own limits
+  int64 key_max = 0;
+  Oid sequence = InvalidOid;
+  bool sequence_needs_acl = true;  // an identity draws without USAGE, as INSERT does
+  int64 sequence_increment = 1;
+  bool identity_always = false;
+  // The key's default is partheal_nextval(parent, sequence), installed by
+  // partheal_manage(..., nextval_default => true).
+  bool default_is_partheal_nextval = false;
+  // The key's default is exactly nextval(sequence): what partheal_nextval
+  // may replace and what partheal_unmanage puts back.
+  bool default_is_plain_nextval = false;
+  bool has_default_partition = false;
+};
+
+// Reads the shape of an opened parent. Throws PgError, with the SQLSTATE a
+// user can act on, for every table partheal cannot manage.
+TableShape describe(Relation parent);
+
+}  // namespace partheal::registry

@@ -1,0 +1,108 @@
+// Per managed table, in shared memory and so cluster-wide: the create-ahead
+// watermark and the counters behind partheal_stats.
+#pragma once
+
+#include <vector>
+
+#include "pg/postgres.hpp"
+
+extern "C" {
+#include "port/atomics.h"
+}
+
+namespace partheal::registry {
+
+struct TableKey {
+  Oid dboid;
+  Oid relid;
+};
+
+struct TableState {
+  TableKey key;  // the hash key; must stay first
+  // The highest partition number for which a creation was attempted, stored
+  // as int64 bits. Appends move it up, by compare-and-swap; it is reset when
+  // the partition size changes, and the worker's poll pulls it down to the
+  // partitions the sequence position needs when it is far above them (a
+  // sequence moved back), so that it follows the ids in use.
+  pg_atomic_uint64 watermark;
+  pg_atomic_uint64 partition_size;
+  pg_atomic_uint32 mark_percent;
+  pg_atomic_uint64 appends;
+  pg_atomic_uint64 rows;
+  pg_atomic_uint64 heals;
+  pg_atomic_uint64 exhaustions;
+  pg_atomic_uint64 ahead_requested;
+  pg_atomic_uint64 ahead_created;
+  pg_atomic_uint64 ahead_failed;
+  pg_atomic_uint64 last_heal;           // TimestampTz; 0: never
+  pg_atomic_uint64 key_max;             // the key type's largest value, as int64 bits
+  pg_atomic_uint32 headroom;            // partitions the worker keeps ahead now; 0: not polled yet
+  pg_atomic_uint64 queue_full_said_at;  // TimestampTz of the last PHL05 "queue full"; 0: never
+  pg_atomic_uint64 queue_full_dropped;  // attempts dropped since
+  // What the worker will create next, as its last poll saw it
+  // (partheal_stats.next_from, next_to, next_reason): int64 bits.
+  pg_atomic_uint64 next_from;
+  pg_atomic_uint64 next_to;
+  pg_atomic_uint64 next_at;      // the id whose draw makes it needed
+  pg_atomic_uint32 next_reason;  // NextReason
+};
+
+enum class NextReason : uint32 {
+  kNotPolled = 0,   // the worker has not polled the table since it started
+  kMissing = 1,     // needed now: the worker is creating it
+  kAtMark = 2,      // made when ids reach next_at, the mark
+  kAtNextDraw = 3,  // made at the next draw, next_at (an increment larger than a partition)
+  kOff = 4,         // create-ahead is off for the table
+  kDefault = 5,     // a DEFAULT partition is attached: none is made
+  kNone = 6,        // nothing: the key type ends before another partition
+};
+
+// Publishes what the worker will create next for relid.
+void set_next(Oid relid, NextReason reason, int64 from = 0, int64 to = 0, int64 at = 0);
+
+constexpr int64 kNothingAttempted = PG_INT64_MIN;
+
+// Runs f on this database's state of relid under the table lock, so that no
+// entry can be removed (partheal_unmanage) while f uses it; f touches atomics
+// only and must not throw. False if relid has no state.
+bool with_state(Oid relid, void (*f)(TableState&, void*) noexcept, void* ctx);
+template <typename F>
+bool with_state(Oid relid, F&& f) {
+  return with_state(
+      relid, [](TableState& s, void* c) noexcept { (*static_cast<F*>(c))(s); }, &f);
+}
+
+// Finds or adds relid's state, keeping its size and mark current. False when
+// all partheal.max_tables entries are taken.
+bool track(Oid relid, int64 partition_size, int mark_percent, int64 key_max);
+void forget(Oid relid);
+// Forgets this database's states whose table is not in `registered`.
+void forget_all_but(const std::vector<Oid>& registered);
+// Forgets every state of a database (dropped, or its extension dropped),
+// from any process; counts them without forgetting with `count_only`.
+int forget_database(Oid dboid, bool count_only = false);
+// The databases that have any state now.
+std::vector<Oid> databases_with_state();
+
+int64 watermark(TableState* state);
+// Lowers the watermark to `ceiling` if it is above.
+void pull_watermark_down(TableState* state, int64 ceiling);
+// Raises the watermark to partition if it is below: true for the one caller
+// in the whole cluster that raised it, which then owns the attempt.
+bool claim(TableState* state, int64 partition);
+
+inline void count(pg_atomic_uint64& counter, uint64 n = 1) {
+  pg_atomic_fetch_add_u64(&counter, n);
+}
+
+// How many states there are now, in all databases.
+long tracked();
+
+// Calls f for every state of this database, under a shared lock; f must not
+// throw.
+void for_each_in_database(void (*f)(TableState*, void*) noexcept, void* ctx);
+
+void request_shared_memory();
+void init_shared_memory();
+
+}  // namespace partheal::registry

@@ -1,0 +1,56 @@
+#include "worker/shmem.hpp"
+
+#include "pg/boundary.hpp"
+#include "worker/ahead_queue.hpp"
+#include "worker/databases.hpp"
+#include "worker/requests.hpp"
+
+extern "C" {
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+}
+
+namespace partheal::worker {
+
+namespace {
+
+// One struct per module, each under its own name in pg_shmem_allocations.
+struct Part {
+  const char* name;
+  Size (*size)();
+  void (*init)(void*, bool);
+};
+
+constexpr Part kParts[] = {
+    {"partheal heal requests", heal_requests_shmem_size, init_heal_requests},
+    {"partheal create-ahead queue", ahead_queue_shmem_size, init_ahead_queue},
+    {"partheal databases", databases_shmem_size, init_databases},
+};
+
+}  // namespace
+
+void request_shared_memory() {
+  Size total = 0;
+  for (const Part& p : kParts) total = add_size(total, MAXALIGN(p.size()));
+  pg::guard([&] {
+    RequestAddinShmemSpace(total);
+    RequestNamedLWLockTranche("partheal", 1);
+  });
+}
+
+void init_shared_memory() {
+  for (const Part& p : kParts) {
+    Size size = p.size();
+    bool found = false;
+    void* memory = pg::guard([&] {
+      LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+      void* m = ShmemInitStruct(p.name, size, &found);
+      LWLockRelease(AddinShmemInitLock);
+      return m;
+    });
+    p.init(memory, found);
+  }
+}
+
+}  // namespace partheal::worker

@@ -1,0 +1,55 @@
+#include "worker/transaction.hpp"
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+#include "pg/boundary.hpp"
+#include "pg/relation.hpp"
+#include "pg/report.hpp"
+
+extern "C" {
+#include "access/xact.h"
+#include "pgstat.h"
+#include "utils/snapmgr.h"
+}
+
+namespace partheal::worker {
+
+namespace detail {
+
+void begin(const char* activity) {
+  pg::guard([&] {
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    if (activity != nullptr) pgstat_report_activity(STATE_RUNNING, activity);
+  });
+}
+
+void commit(bool report_idle) {
+  pg::guard([&] {
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    if (report_idle) pgstat_report_activity(STATE_IDLE, nullptr);
+  });
+}
+
+PgError abort_with(const std::exception& caught, bool report_idle) {
+  // guard() flushed the error; aborting is what makes the worker reusable.
+  pg::guard([&] {
+    AbortCurrentTransaction();
+    if (report_idle) pgstat_report_activity(STATE_IDLE, nullptr);
+  });
+  if (auto* e = dynamic_cast<const PgError*>(&caught)) return *e;
+  return PgError(ERRCODE_INTERNAL_ERROR, caught.what());
+}
+
+}  // namespace detail
+
+void log_creation_failure(Oid relid, const std::string& for_what, const PgError& e) {
+  pg::report(LOG, e.sqlerrcode(),
+             fmt::format("{} could not create the partition of {} {}: {}", errors::kLogCreateFailed,
+                         pg::relation_label(relid), for_what, e.what()));
+}
+
+}  // namespace partheal::worker

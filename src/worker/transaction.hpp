@@ -1,0 +1,63 @@
+// The worker's transactions. Each partition it creates, and each slice of a
+// poll, runs in a transaction of its own, committed at once, so that what it
+// makes is visible to every session and survives the asker's rollback. An
+// error aborts the transaction and comes back as a value: the worker's loop
+// never unwinds past one.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "partitions/ensure_covering.hpp"
+#include "pg/error.hpp"
+#include "pg/postgres.hpp"
+
+namespace partheal::worker {
+
+namespace detail {
+void begin(const char* activity);
+void commit(bool report_idle);
+// Aborts the current transaction; any C++ exception but a PgError becomes
+// one (XX000), so that no caller is left without an answer.
+PgError abort_with(const std::exception& caught, bool report_idle);
+}  // namespace detail
+
+// Runs f in a transaction of its own. `activity`, when given, is what
+// pg_stat_activity shows meanwhile.
+template <typename F>
+std::optional<PgError> in_transaction(F&& f, const char* activity = nullptr) {
+  try {
+    detail::begin(activity);
+    f();
+    detail::commit(activity != nullptr);
+    return std::nullopt;
+  } catch (const std::exception& caught) {
+    return detail::abort_with(caught, activity != nullptr);
+  }
+}
+
+// One creation by the worker: what partitions::ensure_covering made, or the
+// error that stopped it.
+struct Creation {
+  partitions::Ensured made;
+  std::optional<PgError> error;
+};
+
+// Logs a failed creation as PHL03: "... of <table> <for_what>: <message>".
+void log_creation_failure(Oid relid, const std::string& for_what, const PgError& e);
+
+// Runs `ensure` (which ends in partitions::ensure_covering) in a transaction
+// of its own; a failure is logged as PHL03 and returned, never thrown.
+// `for_what` ends the PHL03 line: "for id 25", or what the catch-up was doing.
+template <typename Ensure>
+Creation create_in_transaction(Oid relid, const std::string& for_what, Ensure&& ensure) {
+  Creation out;
+  out.error = in_transaction([&] { out.made = ensure(); }, "partheal: creating a partition");
+  if (out.error) {
+    out.made = {};
+    log_creation_failure(relid, for_what, *out.error);
+  }
+  return out;
+}
+
+}  // namespace partheal::worker

@@ -1,0 +1,22 @@
+// The per-database worker's loop: it serves heal requests, runs the poll
+// round at each naptime, and serves the create-ahead queue. What the poll
+// round does (read the sequences, catch up) is create-ahead's policy, in
+// ahead/catch_up; _PG_init hooks it in, so the worker sits below it.
+#pragma once
+
+#include <optional>
+
+#include "pg/error.hpp"
+#include "pg/postgres.hpp"
+
+namespace partheal::worker {
+
+struct PollOutcome {
+  std::optional<PgError> registrations;  // reading the registrations failed
+  bool made_any = false;                 // partitions were made: poll again soon
+};
+using PollRound = PollOutcome (*)(Oid dboid);
+
+void set_poll_round(PollRound round);
+
+}  // namespace partheal::worker
