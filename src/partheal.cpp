@@ -181,7 +181,10 @@ PARTHEAL_SQL_FUNCTION(partheal_boundary_selftest) {
   if (kind == "runtime_error") throw std::runtime_error("a runtime_error from C++");
   if (kind == "unknown") throw 42;
   if (kind == "inside_guard")
-    partheal::pg::guard([] { throw std::runtime_error("thrown inside a guard"); });
+    partheal::pg::guard([] {
+      // guard-ok: the test of a C++ exception carried out of a guard
+      throw std::runtime_error("thrown inside a guard");
+    });
   if (kind == "copy_fails") partheal::pg::fail_next_error_copy_for_test();
   if (kind == "postgres" || kind == "copy_fails")
     partheal::pg::guard([] {

@@ -52,17 +52,37 @@ count() {  # pg_regress ends on "All N tests passed." or "M of N tests failed." 
   fi
 }
 
-say "unit: the partition math, no PostgreSQL"
-g++ -std=c++17 -Wall -Wextra -Werror -I"$PARTHEAL_ROOT/src" "$PARTHEAL_ROOT/test/unit/partition_math_test.cpp" \
-  "$PARTHEAL_ROOT/src/heal/partition_math.cpp" "$PARTHEAL_ROOT/src/ahead/headroom.cpp" \
-  -o "$work/partition_math_test"
-if "$work/partition_math_test" | tee unit.log; then :; fi
-unit=$(sed -n 's/^partition_math: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' unit.log)
-if [ -n "$unit" ]; then
-  passed=$((passed + ${unit% *})); failed=$((failed + ${unit#* }))
-else
-  failed=$((failed + 1))
-fi
+say "unit: the key space and create-ahead's math, no PostgreSQL"
+# Each test/unit/NAME_test.cpp is built with the sources it tests and prints
+# "NAME: N passed, M failed".
+declare -A unit_sources=(
+  [key_space]="src/partitions/key_space.cpp"
+  [headroom]="src/ahead/headroom.cpp src/partitions/key_space.cpp"
+)
+for t in "${!unit_sources[@]}"; do
+  srcs=()
+  for s in ${unit_sources[$t]}; do srcs+=("$PARTHEAL_ROOT/$s"); done
+  unit=
+  if g++ -std=c++17 -Wall -Wextra -Werror -I"$PARTHEAL_ROOT/src" \
+       "$PARTHEAL_ROOT/test/unit/${t}_test.cpp" "${srcs[@]}" -o "$work/${t}_test"; then
+    "$work/${t}_test" | tee "unit_$t.log" || true
+    unit=$(sed -n "s/^$t: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p" "unit_$t.log")
+  fi
+  if [ -n "$unit" ]; then
+    passed=$((passed + ${unit% *})); failed=$((failed + ${unit#* }))
+  else
+    failed=$((failed + 1)); echo "not ok - unit test $t did not build or run"
+  fi
+done
+ls "$PARTHEAL_ROOT"/test/unit/*_test.cpp | grep -v /private_layout_test.cpp | sed 's|.*/\(.*\)_test.cpp|\1|' | while read -r t; do
+  [ -n "${unit_sources[$t]:-}" ] || echo "not ok - test/unit/${t}_test.cpp is not built by test/run.sh"
+done | grep . && failed=$((failed + 1))
+
+say "layers: every include in src/ points down"
+if bash "$PARTHEAL_ROOT/test/check_layers.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
+say "boundary: guard bodies hold PostgreSQL calls only"
+if python3 "$PARTHEAL_ROOT/test/check_guards.py"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
 say "private layouts: partheal's copies match PostgreSQL $PG's own source"
 # The struct definitions come from Debian's source package of this major (a

@@ -28,7 +28,7 @@ namespace {
 Datum emit(FunctionCallInfo fcinfo, const attach::Result& r);
 
 std::string text_argument(FunctionCallInfo fcinfo, int n) {
-  return pg::guard([&] { return std::string(text_to_cstring(PG_GETARG_TEXT_PP(n))); });
+  return pg::guarded_text([&] { return text_to_cstring(PG_GETARG_TEXT_PP(n)); });
 }
 
 }  // namespace

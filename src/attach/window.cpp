@@ -74,7 +74,7 @@ Parent describe_parent(Oid relid) {
     bool spent = pg::guard(
         [&] { return TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()) >= limit; });
     if (spent) {
-      std::string name = pg::guard([&] { return text_of(get_rel_name(relid)); });
+      std::string name = pg::guarded_text([&] { return get_rel_name(relid); });
       pg::fail(
           ERRCODE_LOCK_NOT_AVAILABLE,
           fmt::format("another transaction held \"{}\" ACCESS EXCLUSIVE for {} ms", name, limit),
@@ -86,7 +86,7 @@ Parent describe_parent(Oid relid) {
   Parent p;
   p.relid = relid;
   p.name = text_of(RelationGetRelationName(rel));
-  p.schema = pg::guard([&] { return text_of(get_namespace_name(RelationGetNamespace(rel))); });
+  p.schema = pg::guarded_text([&] { return get_namespace_name(RelationGetNamespace(rel)); });
   p.owner = rel->rd_rel->relowner;
   if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, fmt::format("\"{}\" is a temporary table", p.name), {},
@@ -103,9 +103,10 @@ Parent describe_parent(Oid relid) {
   });
   if (OidIsValid(default_relid)) {
     p.default_relid = default_relid;
+    p.default_name = pg::guarded_text([&] { return get_rel_name(default_relid); });
+    p.default_schema =
+        pg::guarded_text([&] { return get_namespace_name(get_rel_namespace(default_relid)); });
     pg::guard([&] {
-      p.default_name = text_of(get_rel_name(default_relid));
-      p.default_schema = text_of(get_namespace_name(get_rel_namespace(default_relid)));
       char kind = get_rel_relkind(default_relid);
       p.default_is_foreign = kind == RELKIND_FOREIGN_TABLE;
       p.default_is_partitioned = kind == RELKIND_PARTITIONED_TABLE;

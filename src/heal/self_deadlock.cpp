@@ -15,6 +15,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_constraint.h"
+#include "nodes/pg_list.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/lsyscache.h"
@@ -29,20 +30,26 @@ namespace {
 // parent itself for a key to itself. Read only when a heal is about to run,
 // so the scan of pg_constraint is rare.
 std::set<Oid> foreign_key_partners(Oid parent) {
-  std::set<Oid> partners;
-  pg::guard([&] {
+  // Gathered in a PostgreSQL List inside the guard (nothing there may own
+  // C++ objects), copied into the set outside it.
+  List* found = pg::guard([&] {
+    List* oids = NIL;
     Relation rel = table_open(ConstraintRelationId, AccessShareLock);
     SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 0, nullptr);
     HeapTuple tuple;
     while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
       auto* con = reinterpret_cast<Form_pg_constraint>(GETSTRUCT(tuple));
       if (con->contype != CONSTRAINT_FOREIGN) continue;
-      if (con->conrelid == parent) partners.insert(con->confrelid);
-      if (con->confrelid == parent) partners.insert(con->conrelid);
+      if (con->conrelid == parent) oids = lappend_oid(oids, con->confrelid);
+      if (con->confrelid == parent) oids = lappend_oid(oids, con->conrelid);
     }
     systable_endscan(scan);
     table_close(rel, AccessShareLock);
+    return oids;
   });
+  std::set<Oid> partners;
+  for (int i = 0; i < list_length(found); ++i) partners.insert(list_nth_oid(found, i));
+  pg::guard([&] { list_free(found); });
   return partners;
 }
 

@@ -61,10 +61,9 @@ std::string free_child_name(unsigned int namespace_oid, const std::string& paren
 
 std::string create_like_sql(unsigned int parent_relid, const std::string& schema,
                             const std::string& child, const std::string& parent) {
-  std::string tablespace = pg::guard([&] {
+  std::string tablespace = pg::guarded_text([&] {
     Oid ts = get_rel_tablespace(parent_relid);
-    char* name = OidIsValid(ts) ? get_tablespace_name(ts) : nullptr;
-    return name == nullptr ? std::string() : std::string(name);
+    return OidIsValid(ts) ? get_tablespace_name(ts) : nullptr;
   });
   return fmt::format(
       "CREATE TABLE {0}.{1} (LIKE {0}.{2} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "

@@ -90,9 +90,9 @@ std::vector<PartHealDefault> partheal_nextval_defaults(Relation rel) {
 std::vector<std::string> restore_nextval_sql(Oid relid) {
   Relation rel = pg::guard([&] { return relation_open(relid, AccessShareLock); });
   std::vector<PartHealDefault> found = partheal_nextval_defaults(rel);
-  std::string table = pg::guard([&] {
-    return fmt::format("{}.{}", quote_identifier(get_namespace_name(RelationGetNamespace(rel))),
-                       quote_identifier(RelationGetRelationName(rel)));
+  std::string table = pg::guarded_text([&] {
+    return psprintf("%s.%s", quote_identifier(get_namespace_name(RelationGetNamespace(rel))),
+                    quote_identifier(RelationGetRelationName(rel)));
   });
   pg::guard([&] { relation_close(rel, NoLock); });
   std::vector<std::string> out;
@@ -103,12 +103,12 @@ std::vector<std::string> restore_nextval_sql(Oid relid) {
 }
 
 std::string regclass_literal(Oid relid) {
-  std::string qualified = pg::guard([&] {
-    return fmt::format("{}.{}", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-                       quote_identifier(get_rel_name(relid)));
+  std::string qualified = pg::guarded_text([&] {
+    return psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+                    quote_identifier(get_rel_name(relid)));
   });
   const char* text = qualified.c_str();
-  return pg::guard([&] { return std::string(quote_literal_cstr(text)); }) + "::pg_catalog.regclass";
+  return pg::guarded_text([&] { return quote_literal_cstr(text); }) + "::pg_catalog.regclass";
 }
 
 std::string plain_nextval_sql(Oid sequence) {

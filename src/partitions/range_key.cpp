@@ -157,7 +157,7 @@ std::optional<Oid> partition_with_bounds(Oid parent, const std::string& parent_n
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (OidIsValid(overlapping)) {
-    std::string name = pg::guard([&] { return text_of(get_rel_name(overlapping)); });
+    std::string name = pg::guarded_text([&] { return get_rel_name(overlapping); });
     if (pg::guard([&] { return PartitionHasPendingDetach(overlapping); }))
       pg::fail(ERRCODE_INVALID_OBJECT_DEFINITION,
                fmt::format("the window FROM ({}) TO ({}) would overlap partition \"{}\" of \"{}\", "

@@ -16,7 +16,9 @@
 // out of it would skip them.
 #pragma once
 
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "pg/postgres.hpp"
 
@@ -35,6 +37,14 @@ auto guard(F&& f) -> decltype(f()) {
     run_guarded([](void* c) { (*static_cast<decltype(store)*>(c))(); }, &store);
     return result;
   }
+}
+
+// A PostgreSQL call that returns a C string (nullptr for none), run under
+// guard(); the std::string is made after the guard, outside its frame.
+template <typename F>
+std::string guarded_text(F&& f) {
+  const char* text = guard(std::forward<F>(f));
+  return text == nullptr ? std::string() : std::string(text);
 }
 
 // The self-test's way to make the next copy of a caught PostgreSQL error

@@ -11,7 +11,7 @@ namespace partheal::pg {
 
 std::string quoted(const std::string& name) {
   const char* text = name.c_str();
-  return guard([&] { return std::string(quote_identifier(text)); });
+  return guarded_text([&] { return quote_identifier(text); });
 }
 
 }  // namespace partheal::pg

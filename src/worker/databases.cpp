@@ -276,13 +276,15 @@ void set_launcher(PGPROC* proc) {
 
 std::vector<DatabaseEntry> database_entries() {
   std::vector<DatabaseEntry> out;
-  out.reserve(entries::kDatabaseEntries);
+  size_t n = 0;
+  out.resize(entries::kDatabaseEntries);
   pg::guard([&] {
     LWLockAcquire(databases().lock, LW_SHARED);
     for (const DatabaseEntry& e : databases().entries)
-      if (e.dboid != InvalidOid) out.push_back(e);
+      if (e.dboid != InvalidOid) out[n++] = e;
     LWLockRelease(databases().lock);
   });
+  out.resize(n);
   return out;
 }
 

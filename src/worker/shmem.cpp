@@ -31,9 +31,9 @@ constexpr Part kParts[] = {
 }  // namespace
 
 void request_shared_memory() {
-  Size total = 0;
-  for (const Part& p : kParts) total = add_size(total, MAXALIGN(p.size()));
   pg::guard([&] {
+    Size total = 0;  // add_size and mul_size raise an ERROR on overflow
+    for (const Part& p : kParts) total = add_size(total, MAXALIGN(p.size()));
     RequestAddinShmemSpace(total);
     RequestNamedLWLockTranche("partheal", 1);
   });
@@ -41,11 +41,10 @@ void request_shared_memory() {
 
 void init_shared_memory() {
   for (const Part& p : kParts) {
-    Size size = p.size();
     bool found = false;
     void* memory = pg::guard([&] {
       LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-      void* m = ShmemInitStruct(p.name, size, &found);
+      void* m = ShmemInitStruct(p.name, p.size(), &found);
       LWLockRelease(AddinShmemInitLock);
       return m;
     });
