@@ -93,6 +93,6 @@ cat <<TEXT
 The throwaway cluster is stopped now, and its folder ($work) removed:
 nothing of this demo is left on the machine but the installed extension.
 To try partheal on a server of your own, add shared_preload_libraries =
-'partheal' to postgresql.conf, restart, and follow "Use" in README.md:
+'partheal' to postgresql.conf, restart, and follow "Quick start" in README.md:
 CREATE EXTENSION partheal; then partheal_manage and partheal_append.
 TEXT

@@ -19,7 +19,7 @@ failed=0
 # SANITIZE=undefined make test: the library is built with UBSan, whose
 # runtime loads with it, and any report counts as a failure. (AddressSanitizer
 # needs its runtime preloaded, and Debian's postgres hangs at start under
-# that preload; use valgrind for memory errors, see README.)
+# that preload; use valgrind for memory errors, see CONTRIBUTING.md.)
 if [ -n "${SANITIZE:-}" ]; then
   mkdir -p "$work/sanitizer" && chown postgres "$work/sanitizer"
   export UBSAN_OPTIONS="print_stacktrace=1:log_path=$work/sanitizer/report"
@@ -144,13 +144,13 @@ else
   echo "skipped: $("$PGBIN/postgres" --version) is built without assertions"
 fi
 
-say "docs: the README and docs speak the project's own terms"
+say "docs: the README, CONTRIBUTING.md and docs speak the project's own terms"
 # Words a user of partheal cannot know: the design records' names, the
 # issue tracker's numbers.
-if internal=$(cd "$PARTHEAL_ROOT" && grep -niE '\bseed [0-9]|\bseeds?\b|\bthe lab\b|\bissue [0-9]+' README.md docs/*.md); then
+if internal=$(cd "$PARTHEAL_ROOT" && grep -niE '\bseed [0-9]|\bseeds?\b|\bthe lab\b|\bissue [0-9]+' README.md CONTRIBUTING.md docs/*.md); then
   failed=$((failed + 1)); echo "not ok - internal words in the docs:"; echo "$internal"
 else
-  passed=$((passed + 1)); echo "ok - no internal words in README.md and docs/"
+  passed=$((passed + 1)); echo "ok - no internal words in README.md, CONTRIBUTING.md and docs/"
 fi
 
 say "demo: make demo explains itself and leaves nothing behind"
