@@ -190,11 +190,9 @@ void log_poll_error(Oid relid, const PgError& e) {
   TableWatch& watch = watches()[relid];
   if (watch.last_error == e.what()) return;
   watch.last_error = e.what();
-  std::string line = fmt::format("{} sequence poll of {} failed: {}", errors::kLogCreateFailed,
-                                 pg::relation_label(relid), e.what());
-  const char* text = line.c_str();
-  int code = e.sqlerrcode();
-  pg::guard([&] { ereport(LOG, (errcode(code), errmsg_internal("%s", text))); });
+  pg::report(LOG, e.sqlerrcode(),
+             fmt::format("{} sequence poll of {} failed: {}", errors::kLogCreateFailed,
+                         pg::relation_label(relid), e.what()));
 }
 
 }  // namespace
@@ -342,16 +340,12 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
         if (!watch.busy_said && TimestampDifferenceMilliseconds(watch.busy_since, at) >=
                                     settings::ddl_lock_timeout_ms) {
           watch.busy_said = true;
-          std::string line = fmt::format(
-              "{} could not create the partition of {} catching up with its sequence: other "
-              "sessions have held or queued for a lock on it for {} ms; partheal gives way and "
-              "tries again every poll",
-              errors::kLogCreateFailed, pg::relation_label(w.relid),
-              TimestampDifferenceMilliseconds(watch.busy_since, at));
-          const char* text = line.c_str();
-          pg::guard([&] {
-            ereport(LOG, (errcode(ERRCODE_LOCK_NOT_AVAILABLE), errmsg_internal("%s", text)));
-          });
+          pg::report(LOG, ERRCODE_LOCK_NOT_AVAILABLE,
+                     fmt::format("{} could not create the partition of {} catching up with its "
+                                 "sequence: other sessions have held or queued for a lock on it "
+                                 "for {} ms; partheal gives way and tries again every poll",
+                                 errors::kLogCreateFailed, pg::relation_label(w.relid),
+                                 TimestampDifferenceMilliseconds(watch.busy_since, at)));
         }
         continue;
       }

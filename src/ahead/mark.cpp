@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "partitions/catalog.hpp"
 #include "pg/boundary.hpp"
+#include "pg/report.hpp"
 #include "pg/relation.hpp"
 #include "pg/security.hpp"
 #include "partitions/key_space.hpp"
@@ -42,15 +43,13 @@ void say_queue_full(Oid relid, int64 partition) {
     say = true;
   });
   if (!say) return;
-  std::string line = fmt::format(
-      "{} create-ahead queue full: partition {} of {} is left to the heal and to the worker's "
-      "poll ({} attempt{} dropped since the last such line; said once a minute at most)",
-      errors::kLogAheadDropped, partition, pg::relation_label(relid), dropped,
-      dropped == 1 ? "" : "s");
-  const char* text = line.c_str();
-  pg::guard([&] {
-    ereport(LOG, (errmsg_internal("%s", text), errhidestmt(true), errhidecontext(true)));
-  });
+  pg::report(LOG, 0,
+             fmt::format("{} create-ahead queue full: partition {} of {} is left to the heal and "
+                         "to the worker's poll ({} attempt{} dropped since the last such line; "
+                         "said once a minute at most)",
+                         errors::kLogAheadDropped, partition, pg::relation_label(relid), dropped,
+                         dropped == 1 ? "" : "s"),
+             {{}, {}, true, true});
 }
 
 // Claims partition `next` and queues it, unless it exists already (a
