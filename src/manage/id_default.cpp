@@ -53,8 +53,8 @@ void set_key_default(const registry::TableShape& shape, const std::string& expre
 // partheal_nextval, found through pg_depend: no other partition is opened
 // or locked.
 std::vector<Oid> tables_with_partheal_default(Oid relid) {
-  const char* schema_name =
-      pg::guard([&] { return get_namespace_name(registry::extension_schema()); });
+  Oid schema = registry::extension_schema();
+  const char* schema_name = pg::guard([&] { return get_namespace_name(schema); });
   std::vector<Oid> defaults_of;  // adrelid of each dependent default
   std::vector<Oid> family;
   List* found = pg::guard([&]() -> List* {
