@@ -172,11 +172,10 @@ void check_domain_null(const Column& column) {
   });
 }
 
-}  // namespace
-
-Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
-  std::vector<Cell> cells;
-  Rows rows;
+// The cells of every row, in the order rows gives them; returns the number
+// of rows.
+int read_cells(const Target& target, Jsonb* json, std::vector<Cell>& cells) {
+  int count = 0;
   JsonbContainer* root = &json->root;
   if (JB_ROOT_IS_SCALAR(json)) {
     JsonbValue scalar;
@@ -187,29 +186,32 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
   }
   if (JB_ROOT_IS_OBJECT(json)) {
     read_object(target, root, 0, cells);
-    rows.count = 1;
-  } else {
-    JsonbIterator* it = pg::guard([&] { return JsonbIteratorInit(root); });
-    JsonbValue v;
-    for (;;) {
-      JsonbIteratorToken token = pg::guard([&] { return JsonbIteratorNext(&it, &v, true); });
-      if (token == WJB_DONE) break;
-      if (token != WJB_ELEM) continue;
-      bool is_object = v.type == jbvBinary && JsonContainerIsObject(v.val.binary.data);
-      if (!is_object)
-        pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
-                 fmt::format("element {} of rows is {}, not an object", rows.count + 1,
-                             v.type == jbvBinary ? "an array" : with_article(v.type)),
-                 {}, kRowsHint);
-      read_object(target, v.val.binary.data, rows.count, cells);
-      ++rows.count;
-    }
-    if (rows.count == 0)
-      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE, "rows is an empty array", {},
-               "Pass at least one object; {} is a row that takes every default.");
+    return 1;
   }
+  JsonbIterator* it = pg::guard([&] { return JsonbIteratorInit(root); });
+  JsonbValue v;
+  for (;;) {
+    JsonbIteratorToken token = pg::guard([&] { return JsonbIteratorNext(&it, &v, true); });
+    if (token == WJB_DONE) break;
+    if (token != WJB_ELEM) continue;
+    bool is_object = v.type == jbvBinary && JsonContainerIsObject(v.val.binary.data);
+    if (!is_object)
+      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+               fmt::format("element {} of rows is {}, not an object", count + 1,
+                           v.type == jbvBinary ? "an array" : with_article(v.type)),
+               {}, kRowsHint);
+    read_object(target, v.val.binary.data, count, cells);
+    ++count;
+  }
+  if (count == 0)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE, "rows is an empty array", {},
+             "Pass at least one object; {} is a row that takes every default.");
+  return count;
+}
 
-  // The columns: every key any row names, plus the key column, in attnum order.
+// The columns: every key any row names, plus the key column, in attnum order.
+// Returns each target column's position in them (-1 for none).
+std::vector<int> choose_columns(const Target& target, const std::vector<Cell>& cells, Rows& rows) {
   for (const Cell& c : cells) rows.columns.push_back(c.column);
   rows.columns.push_back(target.key_index());
   std::sort(rows.columns.begin(), rows.columns.end());
@@ -221,8 +223,12 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
     position_of[rows.columns[p]] = static_cast<int>(p);
   }
   rows.key_position = position_of[target.key_index()];
-  // A generated column takes no value, not even null, as INSERT refuses it:
-  // refused here, before any id is drawn.
+  return position_of;
+}
+
+// A generated column takes no value, not even null, as INSERT refuses it:
+// refused here, before any id is drawn.
+void refuse_generated(const Target& target, const std::vector<Cell>& cells) {
   for (const Cell& cell : cells) {
     const Column& column = target.column(cell.column);
     if (!column.generated) continue;
@@ -232,12 +238,12 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
                          cell.row + 1),
              "Leave the column out of the rows; PostgreSQL computes it.");
   }
-  rows.values.assign(rows.columns.size() * rows.count, Datum(0));
-  rows.nulls.assign(rows.columns.size() * rows.count, 'n');
-  rows.id_given.assign(rows.count, false);
+}
 
-  Position at;
-  pg::ErrorContext context(position_context, &at);
+// Every cell through its column's input function, `at` naming it for the
+// error's CONTEXT.
+void convert_cells(const Target& target, const std::vector<Cell>& cells,
+                   const std::vector<int>& position_of, Rows& rows, Position& at) {
   for (const Cell& cell : cells) {
     const Column& column = target.column(cell.column);
     int position = position_of[cell.column];
@@ -252,14 +258,15 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
     rows.value(position, cell.row) = d;
     rows.null(position, cell.row) = ' ';
   }
+}
 
-  // A NULL that a NOT NULL column or a domain would refuse is refused now,
-  // before any id is drawn or partition made for a row that cannot land.
-  // A domain checks NULL as the value is coerced, before triggers run; NOT
-  // NULL is checked after BEFORE ROW triggers, which may fill the column, so
-  // with such triggers that verdict is left to the INSERT.
-  const std::string& table = target.table().shape.name;
-  const bool check_not_null = !before_row_triggers;
+// A NULL that a NOT NULL column or a domain would refuse is refused now,
+// before any id is drawn or partition made for a row that cannot land.
+// A domain checks NULL as the value is coerced, before triggers run; NOT
+// NULL is checked after BEFORE ROW triggers, which may fill the column, so
+// with such triggers that verdict is left to the INSERT.
+void check_named_nulls(const Target& target, Rows& rows, const std::string& table,
+                       bool check_not_null, Position& at) {
   for (size_t p = 0; p < rows.columns.size(); ++p) {
     const Column& column = target.column(rows.columns[p]);
     if (static_cast<int>(p) == rows.key_position) continue;
@@ -277,7 +284,11 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
       break;  // a domain's verdict on NULL is the same in every row
     }
   }
-  // So is a column that no row names and that has no default to take.
+}
+
+// So is a column that no row names and that has no default to take.
+void check_unnamed_columns(const Target& target, const Rows& rows, const std::string& table,
+                           bool check_not_null, Position& at) {
   std::vector<bool> named(target.column_count(), false);
   for (int c : rows.columns) named[c] = true;
   for (int c = 0; c < target.column_count(); ++c) {
@@ -295,6 +306,27 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
       check_domain_null(column);
     }
   }
+}
+
+}  // namespace
+
+Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
+  std::vector<Cell> cells;
+  Rows rows;
+  rows.count = read_cells(target, json, cells);
+  std::vector<int> position_of = choose_columns(target, cells, rows);
+  refuse_generated(target, cells);
+  rows.values.assign(rows.columns.size() * rows.count, Datum(0));
+  rows.nulls.assign(rows.columns.size() * rows.count, 'n');
+  rows.id_given.assign(rows.count, false);
+
+  Position at;
+  pg::ErrorContext context(position_context, &at);
+  convert_cells(target, cells, position_of, rows, at);
+  const std::string& table = target.table().shape.name;
+  const bool check_not_null = !before_row_triggers;
+  check_named_nulls(target, rows, table, check_not_null, at);
+  check_unnamed_columns(target, rows, table, check_not_null, at);
   return rows;
 }
 

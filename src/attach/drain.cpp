@@ -15,7 +15,8 @@
 #include "attach/reconcile.hpp"
 #include "attach/window.hpp"
 #include "pg/boundary.hpp"
-#include "pg/guc_level.hpp"
+#include "pg/own_sql.hpp"
+#include "pg/report.hpp"
 #include "pg/security.hpp"
 #include "pg/spi.hpp"
 
@@ -100,41 +101,38 @@ WindowSize parse_size(Oid type, const std::string& text) {
   return s;
 }
 
-// The window holding DEFAULT's lowest key, aligned to window_size from
-// 2000-01-01 (in the session's time zone) or from 0, and cut to the gap
-// between attached partitions that holds that key. NULL and infinite keys
-// have no window and stay in DEFAULT.
-std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
-                                                     const WindowSize& size) {
-  const char* T = type_sql(p.key.type);
-  // An integer window is cut at the type's ends, so its bounds always cast;
-  // the type's greatest value cannot be below any bound and has no window.
+// The bounds of an integer type, as SQL literals: an integer window is cut
+// at them. Empty for a time type.
+std::pair<std::string, std::string> integer_ends(Oid type) {
   std::string type_min, type_max;
-  if (p.key.type == INT2OID) type_min = "-32768", type_max = "32767";
-  if (p.key.type == INT4OID) type_min = "-2147483648", type_max = "2147483647";
-  if (p.key.type == INT8OID) type_min = "-9223372036854775808", type_max = "9223372036854775807";
-  std::string lowest =
-      is_integer(p.key.type)
-          ? fmt::format(
-                "SELECT pg_catalog.min({0}) AS v FROM {1} WHERE {0} OPERATOR(pg_catalog.<) "
-                "{2}::{3}",
-                p.key.column, p.default_sql, type_max, T)
-          : fmt::format("SELECT pg_catalog.min({0}) AS v FROM {1} WHERE pg_catalog.isfinite({0})",
-                        p.key.column, p.default_sql);
+  if (type == INT2OID) type_min = "-32768", type_max = "32767";
+  if (type == INT4OID) type_min = "-2147483648", type_max = "2147483647";
+  if (type == INT8OID) type_min = "-9223372036854775808", type_max = "9223372036854775807";
+  return {type_min, type_max};
+}
+
+// How the window holding v is found: its lower bound as SQL over v, $1 (the
+// integer or the months) and $2 (the interval, as text).
+struct Binning {
   std::string lower;
-  Oid types[] = {INT8OID, TEXTOID};
-  Datum values[2] = {Int64GetDatum(size.integer), 0};
-  std::string interval_text = size.interval;
+  int64 step = 0;
+  std::string interval;
+};
+
+Binning binning(const attach::Parent& p, const WindowSize& size, const char* T) {
+  Binning b;
+  b.step = size.integer;
+  b.interval = size.interval;
   if (is_integer(p.key.type)) {
-    lower = fmt::format("pg_catalog.floor(v::pg_catalog.numeric / $1) * $1");
+    b.lower = fmt::format("pg_catalog.floor(v::pg_catalog.numeric / $1) * $1");
   } else if (size.months > 0) {
-    values[0] = Int64GetDatum(size.months);
-    lower = fmt::format(
+    b.step = size.months;
+    b.lower = fmt::format(
         "'2000-01-01'::{0} + pg_catalog.make_interval(months => (pg_catalog.floor(("
         "(pg_catalog.date_part('year', v) - 2000) * 12 + pg_catalog.date_part('month', v) - 1) "
         "/ $1) * $1)::pg_catalog.int4)",
         T);
-    interval_text = fmt::format("{} months", size.months);
+    b.interval = fmt::format("{} months", size.months);
   } else if (p.key.type == DATEOID || p.key.type == TIMESTAMPOID || size.whole_days) {
     // Days and weeks are calendar days and weeks of the session's TimeZone,
     // from midnight to midnight whatever the clock change between (a day of
@@ -147,27 +145,51 @@ std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
         "pg_catalog.date_bin($2::pg_catalog.interval, v::pg_catalog.timestamp, "
         "{}::pg_catalog.timestamp)",
         origin);
-    lower = p.key.type == TIMESTAMPTZOID
-                ? fmt::format(
-                      "(SELECT CASE WHEN b OPERATOR(pg_catalog.<=) v THEN b ELSE v END "
-                      "FROM (SELECT ({})::pg_catalog.timestamptz AS b) day)",
-                      local)
-                : local;
+    b.lower = p.key.type == TIMESTAMPTZOID
+                  ? fmt::format(
+                        "(SELECT CASE WHEN b OPERATOR(pg_catalog.<=) v THEN b ELSE v END "
+                        "FROM (SELECT ({})::pg_catalog.timestamptz AS b) day)",
+                        local)
+                  : local;
   } else {
     // Smaller units of a timestamptz key are lengths of time, binned from
     // midnight 2000-01-01 in the session's TimeZone.
-    lower = fmt::format("pg_catalog.date_bin($2::pg_catalog.interval, v, '2000-01-01'::{})", T);
+    b.lower = fmt::format("pg_catalog.date_bin($2::pg_catalog.interval, v, '2000-01-01'::{})", T);
   }
+  return b;
+}
+
+// The window holding DEFAULT's lowest key, aligned to window_size from
+// 2000-01-01 (in the session's time zone) or from 0, and cut to the gap
+// between attached partitions that holds that key. NULL and infinite keys
+// have no window and stay in DEFAULT.
+std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
+                                                     const WindowSize& size) {
+  const char* T = type_sql(p.key.type);
+  // An integer window is cut at the type's ends, so its bounds always cast;
+  // the type's greatest value cannot be below any bound and has no window.
+  auto [type_min, type_max] = integer_ends(p.key.type);
+  std::string lowest =
+      is_integer(p.key.type)
+          ? fmt::format(
+                "SELECT pg_catalog.min({0}) AS v FROM {1} WHERE {0} OPERATOR(pg_catalog.<) "
+                "{2}::{3}",
+                p.key.column, p.default_sql, type_max, T)
+          : fmt::format("SELECT pg_catalog.min({0}) AS v FROM {1} WHERE pg_catalog.isfinite({0})",
+                        p.key.column, p.default_sql);
+  Binning b = binning(p, size, T);
+  Oid types[] = {INT8OID, TEXTOID};
+  Datum values[2] = {Int64GetDatum(b.step), 0};
   std::string upper = is_integer(p.key.type)
                           ? fmt::format("LEAST(lo + $1, {}::pg_catalog.numeric)", type_max)
                           : "lo + $2::pg_catalog.interval";
-  values[1] = pg::guard([&] { return CStringGetTextDatum(interval_text.c_str()); });
+  values[1] = pg::guard([&] { return CStringGetTextDatum(b.interval.c_str()); });
   std::string first =
       is_integer(p.key.type) ? fmt::format("GREATEST(lo, {}::pg_catalog.numeric)", type_min) : "lo";
   std::string sql = fmt::format(
       "SELECT ({4})::{0}, ({1})::{0}, v FROM (SELECT v, {2} AS lo FROM ({3}) lowest "
       "WHERE v IS NOT NULL) w",
-      T, upper, lower, lowest, first);
+      T, upper, b.lower, lowest, first);
   if (pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}) == 0) return std::nullopt;
   std::optional<Datum> lo = pg::spi::value(0, 1);
   std::optional<Datum> hi = pg::spi::value(0, 2);
@@ -181,55 +203,42 @@ std::optional<std::pair<Datum, Datum>> oldest_window(const attach::Parent& p,
   return std::make_pair(from, to);  // by-value types: no memory to keep
 }
 
-}  // namespace
+struct Arguments {
+  Oid relid = InvalidOid;
+  std::string size_text;
+  int64 batch_rows = 0;
+  bool nonatomic = false;
+};
 
-PARTHEAL_SQL_FUNCTION(partheal_partition_data) {
+Arguments arguments(FunctionCallInfo fcinfo) {
   if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
     pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED,
              "partheal_partition_data: parent and window_size must not be NULL");
-  Oid relid = PG_GETARG_OID(0);
-  std::string size_text =
-      pg::guard([&] { return std::string(text_to_cstring(PG_GETARG_TEXT_PP(1))); });
-  int64 batch_rows = PG_ARGISNULL(2) ? 50000 : PG_GETARG_INT32(2);
-  if (batch_rows <= 0)
+  Arguments a;
+  a.relid = PG_GETARG_OID(0);
+  const char* size_text = pg::guard([&] { return text_to_cstring(PG_GETARG_TEXT_PP(1)); });
+  a.size_text = size_text;
+  a.batch_rows = PG_ARGISNULL(2) ? 50000 : PG_GETARG_INT32(2);
+  if (a.batch_rows <= 0)
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE, "batch_rows must be positive", {},
              "batch_rows is how many rows one move statement takes; the default is 50000.");
-  bool nonatomic = fcinfo->context != nullptr && IsA(fcinfo->context, CallContext) &&
-                   !castNode(CallContext, fcinfo->context)->atomic;
+  a.nonatomic = fcinfo->context != nullptr && IsA(fcinfo->context, CallContext) &&
+                !castNode(CallContext, fcinfo->context)->atomic;
+  return a;
+}
 
-  attach::Parent first = attach::describe_parent(relid);
-  const std::string name = first.name;
-  if (type_sql(first.key.type) == nullptr)
-    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-             fmt::format("partheal_partition_data cannot drain \"{}\": its key is not an integer, "
-                         "date, timestamp or timestamptz",
-                         name),
-             {}, "partheal_attach_window attaches a window of any key type, one at a time.");
-  WindowSize size = parse_size(first.key.type, size_text);
-  if (!nonatomic) {
-    pg::guard([&] {
-      ereport(NOTICE,
-              (errmsg("partheal_partition_data cannot commit here: every window moves in this "
-                      "one transaction"),
-               errhint("CALL it outside a transaction block, without a SET clause, to commit "
-                       "after each window.")));
-    });
-  }
-
-  TimestampTz started = pg::guard([] { return GetCurrentTimestamp(); });
-  if (nonatomic)
-    pg::spi::connect_nonatomic();
-  else
-    pg::spi::connect();
+struct Drained {
   int64 windows = 0, rows = 0, statements = 0;
   std::string stopped;
-  std::optional<std::pair<Datum, Datum>> previous;
-  for (;;) {
-    int level = pg::enter_safe_search_path();
+};
+
+// One window, the oldest: false when DEFAULT holds no window any more.
+bool drain_one(Oid relid, const WindowSize& size, int64 batch_rows,
+               std::optional<std::pair<Datum, Datum>>& previous, attach::Window& w,
+               attach::Result& r) {
+  return pg::with_own_sql({false}, [&] {
     attach::Parent p = attach::describe_parent(relid);
     std::optional<std::pair<Datum, Datum>> next;
-    attach::Window w;
-    attach::Result r;
     bool done = false;
     // As the owner: the look into DEFAULT, the windows' arithmetic and the
     // attach are the owner's business, whoever CALLs.
@@ -245,34 +254,70 @@ PARTHEAL_SQL_FUNCTION(partheal_partition_data) {
       w = attach::window_from_values(p, next->first, next->second);
       r = attach::attach_window(p, w, std::nullopt, batch_rows);
     });
-    pg::leave_guc_level(level);
-    if (done) break;
+    return !done;
+  });
+}
+
+// Window after window, each committed on its own when the CALL allows it,
+// until DEFAULT holds none or one cannot be attached.
+Drained drain(const Arguments& a, const WindowSize& size) {
+  if (a.nonatomic)
+    pg::spi::connect_nonatomic();
+  else
+    pg::spi::connect();
+  Drained d;
+  std::optional<std::pair<Datum, Datum>> previous;
+  for (;;) {
+    attach::Window w;
+    attach::Result r;
+    if (!drain_one(a.relid, size, a.batch_rows, previous, w, r)) break;
     if (r.outcome == attach::Outcome::kDefaultHoldsRows) {
-      stopped = fmt::format("stopped at the window FROM ({}) TO ({}): {}", w.lower_literal,
-                            w.upper_literal, r.reason);
+      d.stopped = fmt::format("stopped at the window FROM ({}) TO ({}): {}", w.lower_literal,
+                              w.upper_literal, r.reason);
       break;
     }
-    windows++;
-    rows += r.rows_moved;
-    statements += r.move_statements;
-    if (nonatomic) pg::spi::commit();
+    d.windows++;
+    d.rows += r.rows_moved;
+    d.statements += r.move_statements;
+    if (a.nonatomic) pg::spi::commit();
   }
   pg::spi::finish();
+  return d;
+}
+
+}  // namespace
+
+PARTHEAL_SQL_FUNCTION(partheal_partition_data) {
+  Arguments a = arguments(fcinfo);
+  attach::Parent first = attach::describe_parent(a.relid);
+  const std::string name = first.name;
+  if (type_sql(first.key.type) == nullptr)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("partheal_partition_data cannot drain \"{}\": its key is not an integer, "
+                         "date, timestamp or timestamptz",
+                         name),
+             {}, "partheal_attach_window attaches a window of any key type, one at a time.");
+  WindowSize size = parse_size(first.key.type, a.size_text);
+  if (!a.nonatomic)
+    pg::report(NOTICE, 0,
+               "partheal_partition_data cannot commit here: every window moves in this one "
+               "transaction",
+               {{},
+                "CALL it outside a transaction block, without a SET clause, to commit after "
+                "each window."});
+
+  TimestampTz started = pg::guard([] { return GetCurrentTimestamp(); });
+  Drained d = drain(a, size);
   long ms =
       pg::guard([&] { return TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()); });
   std::string summary = fmt::format(
       "partheal_partition_data: {} windows of \"{}\" attached, {} rows moved in {} batches{}",
-      windows, name, rows, statements, stopped.empty() ? std::string() : "; " + stopped);
+      d.windows, name, d.rows, d.statements, d.stopped.empty() ? std::string() : "; " + d.stopped);
   std::string took = fmt::format("It took {}.{:03} s.", ms / 1000, ms % 1000);
-  const char* text = summary.c_str();
-  const char* detail = took.c_str();
-  bool complete = stopped.empty();
-  pg::guard([&] {
-    ereport(complete ? NOTICE : WARNING,
-            (errmsg_internal("%s", text), errdetail_internal("%s", detail),
-             complete ? 0
-                      : errhint("The rows of that window and later ones are still in DEFAULT, "
-                                "where readers see them. CALL it again later.")));
-  });
+  bool complete = d.stopped.empty();
+  pg::report(complete ? NOTICE : WARNING, 0, summary,
+             {took, complete ? ""
+                             : "The rows of that window and later ones are still in DEFAULT, "
+                               "where readers see them. CALL it again later."});
   PG_RETURN_VOID();
 }

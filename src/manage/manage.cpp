@@ -1,46 +1,30 @@
 // partheal_manage, partheal_unmanage: the registration of a parent table.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iterator>
 #include <optional>
 #include <vector>
 
+#include "manage/id_default_internal.hpp"
 #include "registry/table_state.hpp"
-#include "partitions/key_default.hpp"
 #include "registry/registry.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/relation.hpp"
-#include "pg/guc_level.hpp"
+#include "pg/own_sql.hpp"
+#include "pg/report.hpp"
 #include "pg/spi.hpp"
-#include "pg/subxact.hpp"
 #include "settings.hpp"
 #include "worker/databases.hpp"
 
 extern "C" {
-#include "utils/syscache.h"
-#include "access/htup_details.h"
-#include "utils/fmgroids.h"
-#include "parser/parse_func.h"
-#include "nodes/makefuncs.h"
-#include "catalog/pg_proc.h"
-#include "catalog/pg_depend.h"
-#include "catalog/pg_attrdef.h"
-#include "catalog/indexing.h"
-#include "access/table.h"
-#include "access/genam.h"
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
-#include "catalog/pg_inherits.h"
-#include "tcop/utility.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
-#include "utils/inval.h"
-#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 }
 
@@ -148,167 +132,50 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
     const std::string* sql;
     pg::spi::Args args;
   } work{&sql, {config ? 3 : 1, types, values, nulls}};
-  int level = pg::enter_safe_search_path();
-  pg::spi::connect();
-  registry::as_extension_owner(
-      [](void* ctx) {
-        auto* w = static_cast<Work*>(ctx);
-        pg::spi::execute(*w->sql, w->args.count == 3 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
-      },
-      &work);
-  pg::spi::finish();
-  pg::leave_guc_level(level);
+  pg::with_own_sql({}, [&] {
+    registry::as_extension_owner(
+        [](void* ctx) {
+          auto* w = static_cast<Work*>(ctx);
+          pg::spi::execute(*w->sql, w->args.count == 3 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
+        },
+        &work);
+  });
   registry::registrations_changed();
 }
 
-// Sets the key column's default, as the caller (who owns the table), with
-// partheal's own search_path. ALTER COLUMN SET DEFAULT locks the table
-// ACCESS EXCLUSIVE for the rest of the transaction.
-void set_key_default(const registry::TableShape& shape, const std::string& expression) {
-  std::string sql =
-      fmt::format("ALTER TABLE ONLY {}.{} ALTER COLUMN {} SET DEFAULT {}", pg::quoted(shape.schema),
-                  pg::quoted(shape.name), pg::quoted(shape.key_column), expression);
-  int level = pg::enter_safe_search_path();
-  pg::spi::connect();
-  pg::spi::execute(sql, SPI_OK_UTILITY);
-  pg::spi::finish();
-  pg::leave_guc_level(level);
-}
+// partheal_manage's arguments after the parent, checked.
+struct Arguments {
+  int64 size = 0;
+  int percent = 0;
+  std::optional<bool> nextval_default;
+};
 
-// partheal_nextval(parent, sequence): plain INSERT and COPY rows then check
-// the create-ahead mark as an append does.
-void install_partheal_nextval(const registry::TableShape& shape) {
-  if (shape.default_is_partheal_nextval) return;
-  if (shape.identity_always || !shape.sequence_needs_acl)
-    pg::fail(
-        ERRCODE_FEATURE_NOT_SUPPORTED,
-        fmt::format("column \"{}\" of \"{}\" is an identity column", shape.key_column, shape.name),
-        "An identity column's default cannot be replaced.",
-        "Declare the id bigserial, or keep nextval_default false.");
-  // registry::describe() refused any other default: what is left is exactly
-  // nextval(sequence), which partheal_unmanage can put back.
-  set_key_default(shape,
-                  fmt::format("{}.partheal_nextval({}, {})", registry::extension_schema_sql(),
-                              partitions::regclass_literal(shape.relid),
-                              partitions::regclass_literal(shape.sequence)));
-}
-
-// The tables among relid and its partitions whose column defaults call
-// partheal_nextval, found through pg_depend: no other partition is opened
-// or locked.
-std::vector<Oid> tables_with_partheal_default(Oid relid) {
-  const char* schema_name =
-      pg::guard([&] { return get_namespace_name(registry::extension_schema()); });
-  std::vector<Oid> defaults_of;  // adrelid of each dependent default
-  std::vector<Oid> family;
-  pg::guard([&] {
-    Oid argtypes[2] = {REGCLASSOID, REGCLASSOID};
-    Oid func = LookupFuncName(
-        list_make2(makeString(pstrdup(schema_name)), makeString(pstrdup("partheal_nextval"))), 2,
-        argtypes, true);
-    if (!OidIsValid(func)) return;
-    Relation depend = table_open(DependRelationId, AccessShareLock);
-    ScanKeyData key[2];
-    ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
-                ObjectIdGetDatum(ProcedureRelationId));
-    ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
-                ObjectIdGetDatum(func));
-    SysScanDesc scan = systable_beginscan(depend, DependReferenceIndexId, true, nullptr, 2, key);
-    HeapTuple tuple;
-    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
-      auto* dep = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
-      if (dep->classid != AttrDefaultRelationId) continue;
-      ObjectAddress column = GetAttrDefaultColumnAddress(dep->objid);
-      if (OidIsValid(column.objectId)) defaults_of.push_back(column.objectId);
-    }
-    systable_endscan(scan);
-    table_close(depend, AccessShareLock);
-  });
-  if (defaults_of.empty()) return {};
-  List* all = pg::guard([&] { return find_all_inheritors(relid, NoLock, nullptr); });
-  ListCell* cell;
-  foreach (cell, all) family.push_back(lfirst_oid(cell));
-  std::vector<Oid> out;
-  for (Oid table : family)
-    if (std::find(defaults_of.begin(), defaults_of.end(), table) != defaults_of.end() &&
-        std::find(out.begin(), out.end(), table) == out.end())
-      out.push_back(table);
-  return out;
-}
-
-// Back to the plain nextval of the same sequence, as serial declares it, on
-// the parent and on every partition that carries partheal_nextval as a
-// default of its own: partitions created by hand (PARTITION OF copies the
-// parent's default), or by partheal before 0.3. Each table changed is
-// locked ACCESS EXCLUSIVE until the transaction ends. Afterwards nothing of
-// the table depends on partheal_nextval, so DROP EXTENSION works. Read from
-// the catalog, not from the table's shape: a table that no longer fits
-// partheal is put back too. A partition the caller does not own is left as
-// it is, with a WARNING: partheal does nothing its caller could not do.
-void restore_nextval(Oid relid) {
-  std::vector<Oid> tables = tables_with_partheal_default(relid);
-  int level = pg::enter_safe_search_path();
-  pg::spi::connect();
-  for (Oid table : tables) {
-    if (!pg::guard([&] { return pg::compat::owns_relation(table, GetUserId()); })) {
-      std::string label = pg::relation_label(table);
-      std::string owner = pg::guard([&] {
-        HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));
-        Oid role = HeapTupleIsValid(tuple)
-                       ? reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner
-                       : InvalidOid;
-        if (HeapTupleIsValid(tuple)) ReleaseSysCache(tuple);
-        return std::string(GetUserNameFromId(role, true) ? GetUserNameFromId(role, true) : "?");
-      });
-      const char* l = label.c_str();
-      const char* o = owner.c_str();
-      pg::guard([&] {
-        ereport(WARNING,
-                (errmsg("partition %s keeps partheal_nextval as its id default: it is owned by "
-                        "role \"%s\"",
-                        l, o),
-                 errhint("Its owner can give it the plain nextval default with ALTER TABLE ONLY "
-                         "... ALTER COLUMN ... SET DEFAULT; until then DROP EXTENSION partheal "
-                         "fails on it.")));
-      });
-      continue;
-    }
-    for (const std::string& sql : partitions::restore_nextval_sql(table))
-      pg::spi::execute(sql, SPI_OK_UTILITY);
-  }
-  pg::spi::finish();
-  pg::leave_guc_level(level);
-}
-
-}  // namespace
-
-}  // namespace partheal::manage
-
-using namespace partheal;
-
-PARTHEAL_SQL_FUNCTION(partheal_manage) {
-  settings::require_preloaded();
-  Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
+Arguments arguments(FunctionCallInfo fcinfo) {
+  Arguments a;
   if (PG_ARGISNULL(1))
     pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "partition_size must not be NULL", {},
              "Give the number of ids each partition holds, for example 100000.");
-  int64 size = PG_GETARG_INT64(1);
-  if (size <= 0)
+  a.size = PG_GETARG_INT64(1);
+  if (a.size <= 0)
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
-             fmt::format("partition_size must be greater than zero, not {}", size), {},
+             fmt::format("partition_size must be greater than zero, not {}", a.size), {},
              "Give the number of ids each partition holds, for example 100000.");
   // NULL turns create-ahead off for the table; 0 stands for it inside.
-  int percent = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
-  if (!PG_ARGISNULL(2) && (percent < 1 || percent > 99))
+  a.percent = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+  if (!PG_ARGISNULL(2) && (a.percent < 1 || a.percent > 99))
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
-             fmt::format("mark_percent must be between 1 and 99, not {}", percent), {},
+             fmt::format("mark_percent must be between 1 and 99, not {}", a.percent), {},
              "The next partition is created when ids reach this percent of the current one; "
              "the default is 80, and NULL turns create-ahead off.");
   // NULL (the default) leaves the id default as it is; 0.1's declaration
   // has no fourth argument at all.
-  std::optional<bool> nextval_default;
-  if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) nextval_default = PG_GETARG_BOOL(3);
-  registry::TableShape shape = registry::describe(rel);
+  if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) a.nextval_default = PG_GETARG_BOOL(3);
+  return a;
+}
+
+// What registry::describe() accepts as a shape but partheal_manage refuses
+// to register.
+void refuse_unmanageable(Relation rel, const registry::TableShape& shape) {
   if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, fmt::format("\"{}\" is a temporary table", shape.name),
              "The worker, which creates partitions ahead and for heals, cannot see another "
@@ -336,14 +203,15 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
              "partheal creates partitions above the ids in use; a descending sequence needs "
              "them below.",
              "Use an ascending sequence.");
-  pg::guard([&] { relation_close(rel, NoLock); });
+}
 
-  // Room in shared memory is checked before anything is written, so a table
-  // beyond partheal.max_tables is refused now rather than missed later.
-  manage::cancel_forget(shape.relid);
+// Room in shared memory is checked before anything is written, so a table
+// beyond partheal.max_tables is refused now rather than missed later.
+void track_or_fail(const registry::TableShape& shape, int64 size, int percent) {
+  cancel_forget(shape.relid);
   bool tracked = registry::track(shape.relid, size, percent, shape.key_max);
   if (!tracked) {
-    manage::forget_unregistered();
+    forget_unregistered();
     tracked = registry::track(shape.relid, size, percent, shape.key_max);
   }
   if (!tracked)
@@ -352,28 +220,46 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
         fmt::format("partheal.max_tables ({}) tables are managed already", settings::max_tables),
         "Each managed table has a watermark in shared memory, sized at server start.",
         "Raise partheal.max_tables and restart the server, or unmanage unused tables.");
+}
+
+// The worker creates ahead for writers that never call partheal_append,
+// so it runs from registration on. Registration itself does not need it.
+void want_worker_or_warn() {
+  try {
+    worker::want_worker(MyDatabaseId, false);
+  } catch (const PgError& e) {
+    pg::report(WARNING, e.sqlerrcode(), e.what(),
+               {"Partitions are created when rows need them, not ahead.",
+                "Raise max_worker_processes and restart the server."});
+  }
+}
+
+}  // namespace
+
+}  // namespace partheal::manage
+
+using namespace partheal;
+
+PARTHEAL_SQL_FUNCTION(partheal_manage) {
+  settings::require_preloaded();
+  Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
+  manage::Arguments a = manage::arguments(fcinfo);
+  registry::TableShape shape = registry::describe(rel);
+  manage::refuse_unmanageable(rel, shape);
+  pg::guard([&] { relation_close(rel, NoLock); });
+
+  manage::track_or_fail(shape, a.size, a.percent);
   std::string sql = fmt::format(
       "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent) VALUES ($1, $2, $3) "
       "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
       "mark_percent = EXCLUDED.mark_percent",
       registry::extension_schema_sql());
-  manage::write_config(sql, shape.relid, registry::Config{size, percent});
-  if (nextval_default == true)
+  manage::write_config(sql, shape.relid, registry::Config{a.size, a.percent});
+  if (a.nextval_default == true)
     manage::install_partheal_nextval(shape);
-  else if (nextval_default == false)
+  else if (a.nextval_default == false)
     manage::restore_nextval(shape.relid);
-  // The worker creates ahead for writers that never call partheal_append,
-  // so it runs from registration on. Registration itself does not need it.
-  try {
-    worker::want_worker(MyDatabaseId, false);
-  } catch (const PgError& e) {
-    const char* text = e.what();
-    pg::guard([&] {
-      ereport(WARNING, (errcode(e.sqlerrcode()), errmsg("%s", text),
-                        errdetail("Partitions are created when rows need them, not ahead."),
-                        errhint("Raise max_worker_processes and restart the server.")));
-    });
-  }
+  manage::want_worker_or_warn();
   PG_RETURN_VOID();
 }
 

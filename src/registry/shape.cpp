@@ -72,44 +72,29 @@ bool find_sequence(Node* node, void* context) {
   return expression_tree_walker(node, walker, context);
 }
 
-}  // namespace
-
-TableShape describe(Relation parent) {
-  TableShape shape;
-  shape.relid = RelationGetRelid(parent);
-  shape.name = RelationGetRelationName(parent);
-  shape.schema = guard([&] { return get_namespace_name(RelationGetNamespace(parent)); });
-
-  if (parent->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
-    fail(ERRCODE_WRONG_OBJECT_TYPE, fmt::format("\"{}\" is not a partitioned table", shape.name),
-         {}, kShapeHint);
-
+// The parent's partition key, refused unless it is RANGE on one column.
+PartitionKey range_key(Relation parent, const std::string& name) {
   PartitionKey key = guard([&] { return RelationGetPartitionKey(parent); });
   if (key->strategy != PARTITION_STRATEGY_RANGE)
     fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-         fmt::format("\"{}\" is partitioned by {}, not by RANGE", shape.name,
+         fmt::format("\"{}\" is partitioned by {}, not by RANGE", name,
                      key->strategy == PARTITION_STRATEGY_LIST ? "LIST" : "HASH"),
          {}, kShapeHint);
   if (key->partnatts != 1)
     fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-         fmt::format("\"{}\" has a partition key of {} columns", shape.name, key->partnatts), {},
+         fmt::format("\"{}\" has a partition key of {} columns", name, key->partnatts), {},
          kShapeHint);
   if (key->partattrs[0] == 0)
     fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-         fmt::format("the partition key of \"{}\" is an expression, not a column", shape.name), {},
+         fmt::format("the partition key of \"{}\" is an expression, not a column", name), {},
          kShapeHint);
+  return key;
+}
 
-  shape.key_attnum = key->partattrs[0];
-  shape.key_type = key->parttypid[0];
-  Form_pg_attribute att = TupleDescAttr(RelationGetDescr(parent), shape.key_attnum - 1);
-  shape.key_column = NameStr(att->attname);
-  if (!partitions::integer_key_limits(shape.key_type, &shape.key_min, &shape.key_max))
-    fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-         fmt::format("partition key column \"{}\" of \"{}\" has type {}", shape.key_column,
-                     shape.name, guard([&] { return format_type_be(shape.key_type); })),
-         "partheal needs a smallint, integer or bigint key.", kShapeHint);
-
-  shape.identity_always = att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS;
+// The sequence the key column's default draws from: through partheal_nextval
+// for this table, or a plain nextval() or identity (which sets
+// default_is_plain_nextval). Any other default is refused.
+SequenceUse key_sequence(Relation parent, TableShape& shape) {
   SequenceUse use;
   Node* def = guard([&] { return build_column_default(parent, shape.key_attnum); });
   Node* top = partitions::without_implicit_casts(def);
@@ -143,15 +128,47 @@ TableShape describe(Relation parent) {
          "partheal draws ids from the column's sequence before it inserts, to know which "
          "partitions the rows need.",
          "Declare the column serial, bigserial or GENERATED ... AS IDENTITY.");
-  shape.sequence = use.sequence;
-  shape.sequence_needs_acl = use.needs_acl;
-  shape.sequence_increment = guard([&] {
-    HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(use.sequence));
-    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for sequence %u", use.sequence);
+  return use;
+}
+
+int64 sequence_increment(Oid sequence) {
+  return guard([&] {
+    HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(sequence));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for sequence %u", sequence);
     int64 increment = reinterpret_cast<Form_pg_sequence>(GETSTRUCT(tuple))->seqincrement;
     ReleaseSysCache(tuple);
     return increment;
   });
+}
+
+}  // namespace
+
+TableShape describe(Relation parent) {
+  TableShape shape;
+  shape.relid = RelationGetRelid(parent);
+  shape.name = RelationGetRelationName(parent);
+  shape.schema = guard([&] { return get_namespace_name(RelationGetNamespace(parent)); });
+
+  if (parent->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+    fail(ERRCODE_WRONG_OBJECT_TYPE, fmt::format("\"{}\" is not a partitioned table", shape.name),
+         {}, kShapeHint);
+
+  PartitionKey key = range_key(parent, shape.name);
+  shape.key_attnum = key->partattrs[0];
+  shape.key_type = key->parttypid[0];
+  Form_pg_attribute att = TupleDescAttr(RelationGetDescr(parent), shape.key_attnum - 1);
+  shape.key_column = NameStr(att->attname);
+  if (!partitions::integer_key_limits(shape.key_type, &shape.key_min, &shape.key_max))
+    fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+         fmt::format("partition key column \"{}\" of \"{}\" has type {}", shape.key_column,
+                     shape.name, guard([&] { return format_type_be(shape.key_type); })),
+         "partheal needs a smallint, integer or bigint key.", kShapeHint);
+
+  shape.identity_always = att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS;
+  SequenceUse use = key_sequence(parent, shape);
+  shape.sequence = use.sequence;
+  shape.sequence_needs_acl = use.needs_acl;
+  shape.sequence_increment = sequence_increment(use.sequence);
   shape.default_is_partheal_nextval = use.via_partheal;
 
   shape.has_default_partition = OidIsValid(partitions::default_partition(parent));
