@@ -1,5 +1,6 @@
-// Attaching a window a live writer may be filling: seed 002's design, inside
-// the calling backend and inside the caller's transaction.
+// Attaching a window a live writer may be filling: the design of the earlier,
+// client-side attach, done inside the calling backend and inside the
+// caller's transaction.
 //
 //  1. The plain ATTACH. When the parent has a DEFAULT partition the parent is
 //     locked EXCLUSIVE first: an INSERT that had already routed a row to
@@ -10,7 +11,7 @@
 //     under ROW EXCLUSIVE, which blocks no reader and no writer.
 //  3. The locked form: the parent first, then ACCESS EXCLUSIVE on the
 //     window's table and on DEFAULT; the tail moves, then ATTACH. The parent
-//     is locked ACCESS EXCLUSIVE here, one step above seed 002's EXCLUSIVE:
+//     is locked ACCESS EXCLUSIVE here, one step above the client-side design's EXCLUSIVE:
 //     with rows moving, a reader must plan after the commit, not before it
 //     (attach_writer.spec's reader permutation loses the rows otherwise).
 //

@@ -19,7 +19,7 @@ $node->safe_psql('postgres', q{
   SELECT partheal_manage('lab', 10, NULL);
 });
 
-# Seed 000's lab at full speed: eight clients, batches of five rows, each
+# The heal's first concurrency lab, at full speed: eight clients, batches of five rows, each
 # batch in a transaction of its own, through 40 missing partitions.
 my $script = "${PostgreSQL::Test::Utils::tmp_check}/batch.sql";
 open(my $fh, '>', $script) or die;

@@ -1,4 +1,4 @@
-# The fault matrix of issue 6: for each fault, every row the application
+# The fault matrix: for each fault, every row the application
 # was told was committed is in the table, no id is there twice, and the
 # table takes a new partition again with no one fixing anything.
 #

@@ -1,4 +1,4 @@
-# The worker's lifecycle (issue 10): a launcher that owns the workers, so
+# The worker's lifecycle: a launcher that owns the workers, so
 # that no role, lock, bad table or database DDL switches the heal off.
 use strict;
 use warnings;
