@@ -80,7 +80,7 @@ as_pg() {
 make_workdir() {
   local dir
   dir=$(mktemp -d /tmp/partheal-check.XXXXXX)
-  cp -r "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/expected" "$PARTHEAL_ROOT/test" "$PARTHEAL_ROOT/docs" "$dir/"
+  cp -r "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/test" "$PARTHEAL_ROOT/docs" "$dir/"
   chown -R postgres:postgres "$dir" 2>/dev/null || true
   chmod 755 "$dir"
   echo "$dir"

@@ -78,9 +78,9 @@ else
 fi
 
 say "pg_regress: the SQL surface and bad input"
-regress=$(cd sql && ls *.sql | grep -v '^partheal--' | sed 's/\.sql$//' | sort)
+regress=$(cd test/regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
 as_pg "$PGXS_TEST/regress/pg_regress" --temp-instance="$work/tmp_regress" \
-  --temp-config="$work/test/partheal.conf" --bindir="$regress_bin" --inputdir=. --outputdir=. \
+  --temp-config="$work/test/partheal.conf" --bindir="$regress_bin" --inputdir=test/regress --outputdir=. \
   --dbname=partheal_regress $regress 2>&1 | tee regress.log || true
 count regress.log
 [ -f regression.diffs ] && cat regression.diffs
@@ -89,10 +89,10 @@ say "isolation: interleaved sessions"
 if [ -n "${VALGRIND:-}" ]; then
   echo "skipped under VALGRIND: their races and lock timeouts need native speed"
 else
-specs=$(cd test/specs && ls *.spec | sed 's/\.spec$//' | sort)
+specs=$(cd test/isolation/specs && ls *.spec | sed 's/\.spec$//' | sort)
 mkdir -p iso && chown postgres:postgres iso 2>/dev/null || true
 as_pg "$PGXS_TEST/isolation/pg_isolation_regress" --temp-instance="$work/tmp_iso" \
-  --temp-config="$work/test/partheal.conf" --bindir="$PGBIN" --inputdir=test --outputdir=iso \
+  --temp-config="$work/test/partheal.conf" --bindir="$PGBIN" --inputdir=test/isolation --outputdir=iso \
   --dbname=partheal_iso $specs 2>&1 | tee iso.log || true
 count iso.log
 [ -f iso/regression.diffs ] && cat iso/regression.diffs
