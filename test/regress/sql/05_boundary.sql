@@ -2,6 +2,11 @@
 -- listed are the heal's alone. 07_ahead covers create-ahead.
 -- The C++/PostgreSQL boundary: errors keep their SQLSTATE, message, DETAIL and
 -- HINT however often they cross it, and C++ exceptions become errors.
+-- The self-test is no part of the extension's surface (0.4 dropped it): the
+-- test declares it itself, as a superuser, from the library.
+CREATE FUNCTION partheal_boundary_selftest(kind text)
+  RETURNS void LANGUAGE c STRICT AS '$libdir/partheal', 'partheal_boundary_selftest';
+REVOKE ALL ON FUNCTION partheal_boundary_selftest(text) FROM PUBLIC;
 -- Every field of an error, as a plpgsql handler sees it.
 CREATE FUNCTION error_of(sql text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE st text; msg text; det text; hin text; sch text; tab text; con text;
