@@ -33,6 +33,10 @@ ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation
 TAP_TESTS      = 1
 PROVE_TESTS    = test/t/*.pl
 
+# make clean: the tests' results and the build key (BUILT_FOR, below). Set
+# before pgxs.mk, whose clean rule is there only if EXTRA_CLEAN already is.
+EXTRA_CLEAN = $(BUILT_FOR) $(foreach d,test/regress test/isolation,$(addprefix $(d)/,results log regression.diffs regression.out))
+
 # PG=18 builds against the assertion-enabled PostgreSQL 18 that
 # test/majors.sh builds (once, into /var/cache/partheal); PG=15 against
 # Debian's 15. Without PG, the PGXS convention: PG_CONFIG, or the pg_config on
@@ -94,7 +98,6 @@ BUILT_KEY := $(shell $(PG_CONFIG) --version 2>/dev/null) $(includedir_server) $(
 $(shell [ "$$(cat $(BUILT_FOR) 2>/dev/null)" = '$(BUILT_KEY)' ] || echo '$(BUILT_KEY)' > $(BUILT_FOR))
 endif
 $(OBJS): $(BUILT_FOR)
-EXTRA_CLEAN = $(BUILT_FOR) $(foreach d,test/regress test/isolation,$(addprefix $(d)/,results log regression.diffs regression.out))
 
 # make -s print-REGRESS prints $(REGRESS): how test/run.sh reads the lists
 # above (and REGRESS_OPTS, PROVE_TESTS) without a second copy of them.
