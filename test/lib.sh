@@ -72,7 +72,8 @@ install_into() {
 }
 
 # PostgreSQL refuses to run as root: the clusters run as the postgres user,
-# in a scratch copy of the test inputs that this user can write to.
+# in a scratch copy of the test inputs (and the Makefile, for make
+# installcheck and the test lists) that this user can write to.
 as_pg() {
   if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
 }
@@ -80,7 +81,8 @@ as_pg() {
 make_workdir() {
   local dir
   dir=$(mktemp -d /tmp/partheal-check.XXXXXX)
-  cp -r "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/expected" "$PARTHEAL_ROOT/test" "$PARTHEAL_ROOT/docs" "$dir/"
+  cp -r "$PARTHEAL_ROOT/Makefile" "$PARTHEAL_ROOT/partheal.control" "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/test" \
+    "$PARTHEAL_ROOT/docs" "$dir/"
   chown -R postgres:postgres "$dir" 2>/dev/null || true
   chmod 755 "$dir"
   echo "$dir"
@@ -104,6 +106,11 @@ start_cluster() {
   } >> "$CLUSTER_DIR/data/postgresql.conf"
   as_pg pg_ctl -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w start >/dev/null
   trap 'as_pg pg_ctl -D "$CLUSTER_DIR/data" -m fast stop >/dev/null' EXIT
+}
+# Stops it before the script ends.
+stop_cluster() {
+  as_pg pg_ctl -D "$CLUSTER_DIR/data" -m fast stop >/dev/null
+  trap - EXIT
 }
 psql_c() { as_pg psql -X -h "$CLUSTER_DIR" -p "$CLUSTER_PORT" -d postgres -v ON_ERROR_STOP=1 "$@"; }
 pgbench_c() { as_pg pgbench -h "$CLUSTER_DIR" -p "$CLUSTER_PORT" "$@" postgres; }

@@ -97,30 +97,40 @@ else
   failed=$((failed + 1)); echo "not ok - partheal's copy of PostgreSQL $PG's private structs"
 fi
 
-say "pg_regress: the SQL surface and bad input"
-regress=$(cd sql && ls *.sql | grep -v '^partheal--' | sed 's/\.sql$//' | sort)
-as_pg "$PGXS_TEST/regress/pg_regress" --temp-instance="$work/tmp_regress" \
-  --temp-config="$work/test/partheal.conf" --bindir="$regress_bin" --inputdir=. --outputdir=. \
-  --dbname=partheal_regress $regress 2>&1 | tee regress.log || true
-count regress.log
-[ -f regression.diffs ] && cat regression.diffs
+# The test lists and their options are the Makefile's PGXS variables
+# (REGRESS, REGRESS_OPTS, ISOLATION, PROVE_TESTS), so make test and make
+# installcheck run the same tests.
+make_var() { make -s --no-print-directory -C "$work" "print-$1" PG_CONFIG="$PGBIN/pg_config"; }
+regress_opts=$(make_var REGRESS_OPTS)
+regress=$(make_var REGRESS)
+tap_tests=$(make_var PROVE_TESTS)
 
-say "isolation: interleaved sessions"
+say "pg_regress: the SQL surface and bad input"
+as_pg "$PGXS_TEST/regress/pg_regress" --temp-instance="$work/tmp_regress" \
+  --temp-config="$work/test/partheal.conf" --bindir="$regress_bin" $regress_opts \
+  $regress 2>&1 | tee regress.log || true
+count regress.log
+[ -f test/regress/regression.diffs ] && cat test/regress/regression.diffs
+
+# The specs run by make installcheck, against a running cluster set up as
+# the Makefile says (test/partheal.conf), which also proves that make
+# installcheck works; its TAP tests are left to the next step.
+say "isolation: interleaved sessions (make installcheck against a running server)"
 if [ -n "${VALGRIND:-}" ]; then
   echo "skipped under VALGRIND: their races and lock timeouts need native speed"
 else
-specs=$(cd test/specs && ls *.spec | sed 's/\.spec$//' | sort)
 mkdir -p iso && chown postgres:postgres iso 2>/dev/null || true
-as_pg "$PGXS_TEST/isolation/pg_isolation_regress" --temp-instance="$work/tmp_iso" \
-  --temp-config="$work/test/partheal.conf" --bindir="$PGBIN" --inputdir=test --outputdir=iso \
-  --dbname=partheal_iso $specs 2>&1 | tee iso.log || true
+start_cluster "$work/iso" < "$work/test/partheal.conf"
+as_pg make -s --no-print-directory -C "$work" installcheck REGRESS= TAP_TESTS= PG_CONFIG="$PGBIN/pg_config" \
+  PGHOST="$CLUSTER_DIR" PGPORT="$CLUSTER_PORT" PGUSER=postgres 2>&1 | tee iso.log || true
+stop_cluster
 count iso.log
-[ -f iso/regression.diffs ] && cat iso/regression.diffs
+[ -f test/isolation/regression.diffs ] && cat test/isolation/regression.diffs
 fi
 
 say "TAP: restarts, killed workers, timeouts"
 if as_pg env PATH="$tap_path" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
-     PERL5LIB="$PGXS_TEST/perl" prove -v test/t/*.pl 2>&1 | tee tap.log; then :; fi
+     PERL5LIB="$PGXS_TEST/perl" prove -v $tap_tests 2>&1 | tee tap.log; then :; fi
 tap_ok=$(grep -cE '^ok [0-9]+' tap.log || true)
 tap_bad=$(grep -cE '^not ok [0-9]+' tap.log || true)
 grep -q '^Result: PASS' tap.log || tap_bad=$((tap_bad > 0 ? tap_bad : 1))
@@ -131,7 +141,8 @@ say "assertions: no server of any test failed one"
 # restarts the cluster; a test that tolerates a crash would not notice, so
 # every server log is read. Debian's 15 has no assertions: nothing to read.
 if "$PGBIN/pg_config" --configure | grep -q -- '--enable-cassert'; then
-  server_logs=$(ls log/*.log iso/log/*.log tmp_check/log/*.log 2>/dev/null | grep -v -e '/regress_log_' -e '/initdb.log$' || true)
+  server_logs=$(ls test/regress/log/*.log iso/server.log log/*.log tmp_check/log/*.log 2>/dev/null |
+                grep -v -e '/regress_log_' -e '/initdb.log$' || true)
   traps=$(grep -l 'TRAP: ' $server_logs /dev/null 2>/dev/null || true)
   if [ -z "$server_logs" ]; then
     failed=$((failed + 1)); echo "not ok - no server log found to read"

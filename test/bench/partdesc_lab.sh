@@ -47,7 +47,7 @@ for r in $(seq "$rounds"); do
   rm -rf log tmp_check
   mkdir -p "iso_$r" && chown postgres "iso_$r"
   as_pg "$PGXS_TEST/isolation/pg_isolation_regress" --temp-instance="$work/tmp_iso_$r" \
-    --temp-config="$work/test/partheal.conf" --bindir="$PGBIN" --inputdir=test --outputdir="iso_$r" \
+    --temp-config="$work/test/partheal.conf" --bindir="$PGBIN" --inputdir=test/isolation --outputdir="iso_$r" \
     --dbname=partheal_iso heal_race > "iso_$r.log" 2>&1 || true
   if grep -q 'tests passed' "iso_$r.log"; then echo "round $r: heal_race.spec passed"; else
     echo "round $r: heal_race.spec failed"; iso_bad=$((iso_bad + 1)); fi

@@ -143,7 +143,18 @@ is($node->safe_psql('old', q{SELECT parent, heals FROM my_stats}), 'm|1',
 is($node->safe_psql('old', q{SELECT has_table_privilege('stats_reader', 'partheal_stats', 'SELECT')}),
   't', 'and so does a grant on it');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
-  '0.3', 'ALTER EXTENSION partheal UPDATE reaches 0.3, through 0.2');
+  '0.4', 'ALTER EXTENSION partheal UPDATE reaches 0.4, through 0.2 and 0.3');
+# An update ends where a fresh install starts: the same objects, no more
+# (0.4 dropped partheal_boundary_selftest, which 0.1 to 0.3 had).
+my $members = q{SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
+  WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'partheal') ORDER BY 1};
+my $fresh_members = $node->safe_psql('postgres', $members);
+is($node->safe_psql('old', $members), $fresh_members,
+  'the updated database has the objects of a fresh install') or diag($fresh_members);
+$node->safe_psql('postgres', 'CREATE DATABASE v03');
+$node->safe_psql('v03', q{CREATE EXTENSION partheal VERSION '0.3'; ALTER EXTENSION partheal UPDATE});
+is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to 0.4');
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_stats WHERE next_reason IS NOT NULL OR next_reason IS NULL}),
   '1', 'partheal_stats has 0.3\'s next_reason column');
 is($node->safe_psql('old', q{SELECT datname FROM partheal_workers() WHERE datid = (SELECT oid FROM pg_database WHERE datname = 'old')}),
