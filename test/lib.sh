@@ -82,7 +82,7 @@ make_workdir() {
   local dir
   dir=$(mktemp -d /tmp/partheal-check.XXXXXX)
   cp -r "$PARTHEAL_ROOT/Makefile" "$PARTHEAL_ROOT/partheal.control" "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/test" \
-    "$PARTHEAL_ROOT/docs" "$dir/"
+    "$PARTHEAL_ROOT/docs" "$PARTHEAL_ROOT/README.md" "$PARTHEAL_ROOT/CONTRIBUTING.md" "$dir/"
   chown -R postgres:postgres "$dir" 2>/dev/null || true
   chmod 755 "$dir"
   echo "$dir"
