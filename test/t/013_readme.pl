@@ -18,31 +18,39 @@ my @blocks = $quick =~ /^```sql\n(.*?)^```/msg;
 cmp_ok(scalar @blocks, '>=', 5, 'its SQL blocks were found');
 
 my $node = PartHeal::new_node('readme');
-my $plain_insert_checked = 0;
+
+# Each block is statements, each ending in ";", some followed by the output
+# the README shows for it as "-- " lines: psql's aligned output, verbatim.
+my @steps;
 for my $block (@blocks) {
-  my (@sql, @want);
+  my ($sql, @want) = ('');
   for my $line (split /\n/, $block) {
-    if ($line =~ /^-- ?(.*)$/) { push @want, $1; }
-    else { push @sql, $line; }
+    if ($line =~ /^-- ?(.*)$/ && $sql eq '') { push @{ $steps[-1]{want} }, $1; next; }
+    next if $line =~ /^--/ || ($sql eq '' && $line !~ /\S/);
+    $sql .= "$line\n";
+    if ($line =~ /;\s*(--.*)?$/) { push @steps, { sql => $sql, want => [] }; $sql = ''; }
   }
-  my $sql = join("\n", @sql);
-  # Before the first append: the README says a plain INSERT fails now.
-  if (!$plain_insert_checked && $sql =~ /partheal_append/) {
+}
+cmp_ok(scalar @steps, '>=', 8, 'its statements were found');
+my $plain_insert_checked = 0;
+for my $step (@steps) {
+  # Before the first append: the README says a plain INSERT fails now
+  # (with an id of its own: a drawn one would be used up).
+  if (!$plain_insert_checked && $step->{sql} =~ /partheal_append/) {
     my ($rc, $out, $err) = $node->psql('postgres',
-      q{INSERT INTO message_log (topic) VALUES ('plain')});
+      q{INSERT INTO message_log (id, topic) VALUES (100, 'plain')});
     like($err, qr/no partition of relation "message_log" found for row/,
       'a plain INSERT past the last partition fails as the README says');
     $plain_insert_checked = 1;
   }
-  # Aligned output with headers, as the README shows it.
-  my $got = $node->safe_psql('postgres', $sql,
+  my $got = $node->safe_psql('postgres', $step->{sql},
     extra_params => ['-P', 'format=aligned', '-P', 'tuples_only=off', '-P', 'footer=off']);
+  my @want = @{ $step->{want} };
   next unless @want;
-  # The README shows the result of the block's last statement.
   my @got = split /\n/, $got;
-  my @tail = @got[-scalar(@want) .. -1];
-  s/\s+$// for @tail, @want;
-  is(join("\n", @tail), join("\n", @want), "README output: " . (grep { /\S/ } @sql)[-1]);
+  s/\s+$// for @got, @want;
+  my ($first) = grep { /\S/ } split /\n/, $step->{sql};
+  is(join("\n", @got), join("\n", @want), "the README's output of: $first");
 }
 
 my $log = slurp_file($node->logfile);
