@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Is the workaround for the stale partition descriptor still needed? Builds
-# partheal without it (refresh_partitions() in src/heal/bounds.cpp no longer
+# partheal without it (refresh_partitions() in src/partitions/catalog.cpp no longer
 # drops the parent's partition descriptor), in a
 # scratch copy, installs it into the server of PG (15 or 18), runs
 # 005_race.pl and the heal_race isolation spec LAB_ROUNDS times against it,
@@ -18,9 +18,9 @@ find "$dir/src" -name '*.o' -delete
 # refresh_partitions keeps accepting invalidations and dropping the catalog
 # snapshot; only the workaround goes: dropping the entry's partition
 # descriptor (RelationCacheInvalidateEntry).
-perl -0pi -e 's/\n    RelationCacheInvalidateEntry\(relid\);/\n    (void)relid;/' "$dir/src/heal/bounds.cpp"
-if grep -q 'RelationCacheInvalidateEntry(relid);' "$dir/src/heal/bounds.cpp" ||
-   ! grep -q 'AcceptInvalidationMessages();' "$dir/src/heal/bounds.cpp"; then
+perl -0pi -e 's/\n    RelationCacheInvalidateEntry\(relid\);/\n    (void)relid;/' "$dir/src/partitions/catalog.cpp"
+if grep -q 'RelationCacheInvalidateEntry(relid);' "$dir/src/partitions/catalog.cpp" ||
+   ! grep -q 'AcceptInvalidationMessages();' "$dir/src/partitions/catalog.cpp"; then
   echo "could not switch the workaround off" >&2; exit 1
 fi
 say "building partheal without the partition refresh against $PG_VERSION_LINE"
