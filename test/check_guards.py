@@ -22,7 +22,9 @@ for path in sorted(glob.glob(os.path.join(root, '*', '*.[ch]pp')) + glob.glob(os
     rel = os.path.relpath(path, os.path.join(root, '..'))
     if rel == 'src/pg/boundary.hpp':
         continue  # guard() itself
-    for m in re.finditer(r'\bguard\(\s*\[[^\]]*\]\s*(\([^)]*\))?\s*(->\s*[\w:<>]+\s*)?\{', text):
+    # guard() itself, guarded_text(), and entries::locked(), whose body runs
+    # inside a guard with the databases' lock held.
+    for m in re.finditer(r'\b(guard|guarded_text|locked)\(\s*(LW_[A-Z]+\s*,\s*)?\[[^\]]*\]\s*(\([^)]*\))?\s*(->[^{]*)?\{', text):
         depth, i = 1, m.end()
         while depth and i < len(text):
             c = text[i]

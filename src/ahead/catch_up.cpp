@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -250,8 +251,9 @@ Poll poll_sequences(Oid dboid) {
     worker::serve_heal_requests(dboid);
     if (std::optional<PgError> error = worker::in_transaction(poll_slice)) {
       // Only the slice's own work failed (each table's error is caught):
-      // the tables it had not reached wait for the next poll.
-      log_poll_error(relids[next], *error);
+      // the tables it had not reached wait for the next poll. A commit that
+      // failed after the slice read every table is said of the last one.
+      log_poll_error(relids[std::min(next, relids.size() - 1)], *error);
       break;
     }
   }

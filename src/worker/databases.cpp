@@ -296,6 +296,7 @@ void init_databases(void* memory, bool found) {
   shared_databases = static_cast<Databases*>(memory);
   if (found) return;
   std::memset(memory, 0, sizeof(Databases));
+  // Runs inside shmem.cpp's guard: GetNamedLWLockTranche may raise an ERROR.
   shared_databases->lock = &(GetNamedLWLockTranche("partheal"))->lock;
 }
 

@@ -322,7 +322,7 @@ void init_heal_requests(void* memory, bool found) {
   requests = static_cast<Request*>(memory);
   nrequests = MaxBackends;
   if (found) return;
-  std::memset(memory, 0, heal_requests_shmem_size());
+  std::memset(memory, 0, sizeof(Request) * static_cast<size_t>(nrequests));
   for (int i = 0; i < nrequests; ++i) {
     SpinLockInit(&requests[i].mutex);
     ConditionVariableInit(&requests[i].answered);

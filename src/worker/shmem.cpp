@@ -33,22 +33,24 @@ constexpr Part kParts[] = {
 void request_shared_memory() {
   pg::guard([&] {
     Size total = 0;  // add_size and mul_size raise an ERROR on overflow
-    for (const Part& p : kParts) total = add_size(total, MAXALIGN(p.size()));
+    // ShmemInitStruct rounds each part up to a cache line.
+    for (const Part& p : kParts) total = add_size(total, CACHELINEALIGN(p.size()));
     RequestAddinShmemSpace(total);
     RequestNamedLWLockTranche("partheal", 1);
   });
 }
 
 void init_shared_memory() {
+  // Each part is initialised under AddinShmemInitLock, as PostgreSQL's own
+  // are; the init functions touch only the memory they are given.
   for (const Part& p : kParts) {
-    bool found = false;
-    void* memory = pg::guard([&] {
+    pg::guard([&] {
       LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-      void* m = ShmemInitStruct(p.name, p.size(), &found);
+      bool found = false;
+      void* memory = ShmemInitStruct(p.name, p.size(), &found);
+      p.init(memory, found);
       LWLockRelease(AddinShmemInitLock);
-      return m;
     });
-    p.init(memory, found);
   }
 }
 

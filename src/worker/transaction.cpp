@@ -34,14 +34,12 @@ void commit(bool report_idle) {
   });
 }
 
-PgError abort_with(const std::exception& caught, bool report_idle) {
+void abort(bool report_idle) {
   // guard() flushed the error; aborting is what makes the worker reusable.
   pg::guard([&] {
     AbortCurrentTransaction();
     if (report_idle) pgstat_report_activity(STATE_IDLE, nullptr);
   });
-  if (auto* e = dynamic_cast<const PgError*>(&caught)) return *e;
-  return PgError(ERRCODE_INTERNAL_ERROR, caught.what());
 }
 
 }  // namespace detail

@@ -17,13 +17,13 @@ namespace partheal::worker {
 namespace detail {
 void begin(const char* activity);
 void commit(bool report_idle);
-// Aborts the current transaction; any C++ exception but a PgError becomes
-// one (XX000), so that no caller is left without an answer.
-PgError abort_with(const std::exception& caught, bool report_idle);
+void abort(bool report_idle);
 }  // namespace detail
 
 // Runs f in a transaction of its own. `activity`, when given, is what
-// pg_stat_activity shows meanwhile.
+// pg_stat_activity shows meanwhile. A PgError aborts the transaction and is
+// returned; any other exception (out of memory in C++) is the caller's,
+// with the transaction still open for its abort.
 template <typename F>
 std::optional<PgError> in_transaction(F&& f, const char* activity = nullptr) {
   try {
@@ -31,8 +31,9 @@ std::optional<PgError> in_transaction(F&& f, const char* activity = nullptr) {
     f();
     detail::commit(activity != nullptr);
     return std::nullopt;
-  } catch (const std::exception& caught) {
-    return detail::abort_with(caught, activity != nullptr);
+  } catch (const PgError& e) {
+    detail::abort(activity != nullptr);
+    return e;
   }
 }
 
@@ -49,10 +50,17 @@ void log_creation_failure(Oid relid, const std::string& for_what, const PgError&
 // Runs `ensure` (which ends in partitions::ensure_covering) in a transaction
 // of its own; a failure is logged as PHL03 and returned, never thrown.
 // `for_what` ends the PHL03 line: "for id 25", or what the catch-up was doing.
+// Any other exception is answered as an internal error too, so that no
+// asker is left waiting on a request marked running.
 template <typename Ensure>
 Creation create_in_transaction(Oid relid, const std::string& for_what, Ensure&& ensure) {
   Creation out;
-  out.error = in_transaction([&] { out.made = ensure(); }, "partheal: creating a partition");
+  try {
+    out.error = in_transaction([&] { out.made = ensure(); }, "partheal: creating a partition");
+  } catch (const std::exception& caught) {
+    detail::abort(true);
+    out.error = PgError(ERRCODE_INTERNAL_ERROR, caught.what());
+  }
   if (out.error) {
     out.made = {};
     log_creation_failure(relid, for_what, *out.error);
