@@ -44,6 +44,16 @@ for path in sorted(glob.glob(os.path.join(root, '*', '*.[ch]pp')) + glob.glob(os
                 line = text.count('\n', 0, m.start()) + 1
                 print(f'{rel}:{line}: guard body holds {what}')
                 bad = 1
+# Log lines go through pg::report: an ereport below ERROR anywhere else is
+# a line built by hand.
+for path in sorted(glob.glob(os.path.join(root, '*', '*.[ch]pp')) + glob.glob(os.path.join(root, '*.[ch]pp'))):
+    rel = os.path.relpath(path, os.path.join(root, '..'))
+    if rel == 'src/pg/report.cpp':
+        continue
+    for n, line in enumerate(open(path), 1):
+        if re.search(r'\bereport\(\s*(?!ERROR\b)', line):
+            print(f'{rel}:{n}: a log line by hand: use pg::report')
+            bad = 1
 if not bad:
-    print('ok - every guard body holds PostgreSQL calls only')
+    print('ok - every guard body holds PostgreSQL calls only, and every log line goes through pg::report')
 sys.exit(bad)

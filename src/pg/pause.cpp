@@ -1,4 +1,8 @@
 #include "pg/pause.hpp"
+
+#include <fmt/format.h>
+
+#include "pg/report.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 
@@ -32,12 +36,10 @@ uint32 named_wait_event(const char* name, uint32& registered) {
     // A name is a nicety: the wait goes on as plain "Extension", said once.
     guard([] { compat::release_wait_event_lock(); });
     registered = PG_WAIT_EXTENSION;
-    const char* why = e.what();
-    guard([&] {
-      ereport(LOG, (errmsg("partheal: its waits show as \"Extension\" in this process: "
-                           "could not name the wait event \"%s\": %s",
-                           name, why)));
-    });
+    report(LOG, 0,
+           fmt::format("partheal: its waits show as \"Extension\" in this process: could not "
+                       "name the wait event \"{}\": {}",
+                       name, e.what()));
   }
   return registered;
 }

@@ -51,8 +51,9 @@ PollRound poll_round = nullptr;
 // A worker that only looked for partheal where there is none says so at
 // DEBUG1: the launcher looks in every database.
 [[noreturn]] void exit_quietly(const char* why, int level = LOG) {
-  ereport(level, (errmsg_internal("partheal worker exits: %s", why)));
-  proc_exit(0);
+  pg::report(level, 0, fmt::format("partheal worker exits: {}", why));
+  pg::guard([] { proc_exit(0); });
+  pg_unreachable();
 }
 
 bool extension_installed() {
@@ -70,9 +71,7 @@ bool extension_installed() {
 // wants one again, or the launcher looks again.
 [[noreturn]] void exit_without_extension(Oid dboid, int level) {
   worker_exits(dboid, true);
-  pg::guard(
-      [&] { exit_quietly("extension \"partheal\" is not installed in this database", level); });
-  pg_unreachable();
+  exit_quietly("extension \"partheal\" is not installed in this database", level);
 }
 
 // After a round that had to create partitions the next poll comes this soon.
@@ -133,14 +132,14 @@ void worker_body(Datum arg) {
   });
   // Never connect into a database paused for DDL: the connection alone
   // would make the DDL fail.
-  if (!worker_may_start(dboid)) pg::guard([] { exit_quietly("its database is paused for DDL"); });
+  if (!worker_may_start(dboid)) exit_quietly("its database is paused for DDL");
   pg::guard([&] {
     BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
     pgstat_report_appname("partheal worker");
   });
   bool wanted = false;
   if (!announce_worker(dboid, &wanted))
-    pg::guard([] { exit_quietly("its database is paused for DDL, or has a worker already"); });
+    exit_quietly("its database is paused for DDL, or has a worker already");
   pg::guard([&] { before_shmem_exit(on_worker_exit, arg); });
   pg::guard([&] {
     StartTransactionCommand();
