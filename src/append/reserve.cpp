@@ -72,8 +72,9 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
     return Int32GetDatum(0);
   }
   if (last > shape.key_max) last = shape.key_max;
-  int64 first_n = partitions::partition_number(static_cast<int64>(first), size);
-  int64 last_n = partitions::partition_number(static_cast<int64>(last), size);
+  const partitions::KeySpace keys = table->key_space();
+  int64 first_n = keys.number_of(static_cast<int64>(first));
+  int64 last_n = keys.number_of(static_cast<int64>(last));
   // With an increment larger than a partition every draw lands in a
   // partition of its own, and the partitions between are never used.
   const bool sparse = seq.increment > size;
@@ -100,7 +101,7 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
     ids.push_back(static_cast<int64>(id));
   for (int64 n = first_n; !sparse && n <= last_n; ++n) {
     int64 start = 0;
-    if (!partitions::first_id_of(n, size, shape.key_max, &start)) break;
+    if (!keys.first_key_of(n, &start)) break;
     ids.push_back(n == first_n ? static_cast<int64>(first) : start);
   }
   size_t before = partitions::attached_ranges(parent).size();

@@ -52,8 +52,7 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
   // One request per missing partition number, for the first id that needs it.
   std::set<int64> asked;
   for (int64 id : missing) {
-    if (!asked.insert(partitions::partition_number(id, table.config.partition_size)).second)
-      continue;
+    if (!asked.insert(table.key_space().number_of(id)).second) continue;
     partitions::Ensured made = make(table.shape.relid, id, table.config.partition_size);
     pg::report(LOG, 0,
                fmt::format("{} heal: no partition of \"{}\" for id {} (ids {}); {}",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "partitions/key_space.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
 
@@ -22,6 +23,12 @@ struct Config {
 struct ManagedTable {
   TableShape shape;
   Config config;
+
+  // How the table's keys are cut into partitions: what the heal loop and
+  // partheal_reserve ask "which partition covers this key" of.
+  partitions::KeySpace key_space() const {
+    return partitions::KeySpace{config.partition_size, shape.key_min, shape.key_max};
+  }
 };
 
 // A registration as read at one moment. The cache hands out shared
