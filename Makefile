@@ -1,8 +1,9 @@
 # partheal: PGXS build of a C++17 extension for PostgreSQL 15 to 19.
 EXTENSION  = partheal
 MODULE_big = partheal
-DATA       = sql/partheal--0.1.sql sql/partheal--0.3.sql sql/partheal--0.4.sql \
-             sql/partheal--0.1--0.2.sql sql/partheal--0.2--0.3.sql sql/partheal--0.3--0.4.sql
+DATA       = sql/partheal--0.1.sql sql/partheal--0.3.sql sql/partheal--0.4.sql sql/partheal--0.5.sql \
+             sql/partheal--0.1--0.2.sql sql/partheal--0.2--0.3.sql sql/partheal--0.3--0.4.sql \
+             sql/partheal--0.4--0.5.sql
 
 SRCS = $(sort $(wildcard src/*.cpp src/*/*.cpp))
 OBJS = $(SRCS:.cpp=.o)

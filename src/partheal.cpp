@@ -9,6 +9,8 @@
 #include <string>
 
 #include "ahead/catch_up.hpp"
+#include "ahead/premake.hpp"
+#include "manage/manage.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
 #include "registry/registry.hpp"
@@ -157,6 +159,7 @@ void _PG_init(void) {
   // The worker's poll round is create-ahead's catch-up: hooked in here, so
   // that worker/ needs nothing from ahead/.
   partheal::worker::set_poll_round(partheal::ahead::poll_and_catch_up);
+  partheal::manage::set_make_ahead(partheal::ahead::make_premade);
   partheal::worker::register_launcher();
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "ahead/clock_poll.hpp"
 #include "ahead/headroom.hpp"
 #include "pg/sequence.hpp"
 #include "registry/table_state.hpp"
@@ -137,12 +138,17 @@ void publish_next(Oid relid, const ahead::Draws& d, const registry::ManagedTable
           ahead::mark_threshold(past ? n + 1 : n, size, percent, d.increment));
 }
 
-void poll_one(Oid relid, std::vector<Watched>& watched) {
+void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at) {
   bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
   if (!locked) return;  // busy with DDL: next round
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
   if (rel == nullptr) return;
   registry::TablePtr table = registry::lookup(rel);
+  if (table != nullptr && table->shape.key_is_time) {
+    poll_by_clock(rel, *table, watched, wake_at);
+    pg::guard([&] { relation_close(rel, NoLock); });
+    return;
+  }
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {
     registry::set_next(relid, registry::NextReason::kDefault);
     pg::guard([&] { relation_close(rel, NoLock); });
@@ -163,8 +169,12 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
     // Observed before the first draw too, so the first burst's rate is
     // known at the first poll that sees it, not one poll later.
     ahead::observe(watch.traffic, seq.last, GetCurrentTimestamp() / 1000);
-    int headroom = ahead::headroom(watch.traffic, ahead::partition_step(seq.increment, size),
-                                   settings::ahead_seconds, settings::max_ahead_partitions);
+    // premake partitions after the position's own are kept whatever the
+    // traffic: a headroom of premake + 1, since one of the headroom is only
+    // made once the position reaches its partition's mark (needed()).
+    int headroom = Max(table->config.premake + 1,
+                       ahead::headroom(watch.traffic, ahead::partition_step(seq.increment, size),
+                                       settings::ahead_seconds, settings::max_ahead_partitions));
     // The watermark follows the ids in use: a sequence moved back (RESTART,
     // setval) must not leave the marks above it claimed for good.
     const int64 ceiling = ahead::watermark_ceiling(draws, size, table->config.mark_percent);
@@ -180,9 +190,17 @@ void poll_one(Oid relid, std::vector<Watched>& watched) {
     for (int64 id : ids)
       if (!missing && !partitions::routes(rel, id)) missing = id;
     publish_next(relid, draws, *table, ids, missing);
-    if (missing)
-      watched.push_back(Watched{relid, table->shape.sequence, size, table->config.mark_percent,
-                                table->shape.key_max, headroom});
+    if (missing) {
+      Watched w{};
+      w.relid = relid;
+      w.sequence = table->shape.sequence;
+      w.size = size;
+      w.mark_percent = table->config.mark_percent;
+      w.key_max = table->shape.key_max;
+      w.headroom = headroom;
+      w.spec = table->key_spec();
+      watched.push_back(w);
+    }
   }
   pg::guard([&] { relation_close(rel, NoLock); });
 }
@@ -206,6 +224,7 @@ constexpr long kPollSliceMs = 50;
 
 Poll poll_sequences(Oid dboid) {
   std::vector<Watched> watched;
+  int64 wake_at = 0;
   std::vector<Oid> relids;
   bool config_locked = false;
   std::vector<std::pair<Oid, std::optional<PgError>>> outcomes;
@@ -222,7 +241,7 @@ Poll poll_sequences(Oid dboid) {
       Oid relid = relids[next];
       std::optional<PgError> error;
       try {
-        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched); });
+        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched, wake_at); });
       } catch (const PgError& e) {
         error = e;
       }
@@ -263,7 +282,7 @@ Poll poll_sequences(Oid dboid) {
     else
       watches()[relid].last_error.clear();
   }
-  return Poll{std::move(watched), std::nullopt};
+  return Poll{std::move(watched), std::nullopt, wake_at};
 }
 
 namespace {
@@ -271,6 +290,7 @@ namespace {
 // Inside the worker's transaction: the first partition the table's position
 // needs that is missing, made through ensure_covering. Empty when none is.
 partitions::Ensured ensure_next_needed(const Watched& w) {
+  if (w.by_clock) return ensure_next_by_clock(w);
   // The table before its sequence, as DROP TABLE locks them, and never
   // waiting: a DROP or other DDL under way goes first, the catch-up retries
   // next round. (Reading the sequence first deadlocked with DROP TABLE.)
@@ -299,7 +319,7 @@ partitions::Ensured ensure_next_needed(const Watched& w) {
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!missing) return {};
-  return partitions::ensure_covering(w.relid, missing_id, w.size, partitions::LockWait::kGiveWay);
+  return partitions::ensure_covering(w.relid, missing_id, w.spec, partitions::LockWait::kGiveWay);
 }
 
 }  // namespace
@@ -319,8 +339,9 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
       TableWatch& watch = watches()[w.relid];
       if (budget[i] == 0 || watch.retry_at > GetCurrentTimestamp()) continue;
       worker::serve_heal_requests(dboid);
-      worker::Creation c = worker::create_in_transaction(w.relid, "catching up with its sequence",
-                                                         [&] { return ensure_next_needed(w); });
+      worker::Creation c = worker::create_in_transaction(
+          w.relid, w.by_clock ? "catching up with the clock" : "catching up with its sequence",
+          [&] { return ensure_next_needed(w); });
       if (c.error) {
         // PHL03 is logged; back off so a table that cannot be extended (a
         // lock held for long, no CREATE privilege) is not retried every round.
@@ -372,6 +393,7 @@ worker::PollOutcome poll_and_catch_up(Oid dboid) {
   worker::PollOutcome out;
   out.registrations = std::move(poll.registrations);
   out.made_any = catch_up(dboid, poll.behind);
+  out.wake_at = poll.wake_at;
   return out;
 }
 

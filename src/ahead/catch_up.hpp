@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "partitions/key_space.hpp"
 #include "pg/error.hpp"
 #include "pg/postgres.hpp"
 #include "worker/worker.hpp"
@@ -19,11 +20,16 @@ struct Watched {
   int mark_percent;
   int64 key_max;
   int headroom;
+  // A time-keyed table is caught up with the clock, not a sequence.
+  bool by_clock = false;
+  int premake = 0;
+  partitions::KeySpec spec;
 };
 
 struct Poll {
   std::vector<Watched> behind;           // the tables to catch up
   std::optional<PgError> registrations;  // reading the registrations failed
+  int64 wake_at = 0;                     // a clock's next change (TimestampTz); 0: none
 };
 
 // Reads every registered table's sequence: all in one transaction per 50 ms

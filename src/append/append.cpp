@@ -68,30 +68,31 @@ void check_column_privileges(const Target& target, const Rows& rows, bool table_
 // draw: a sequence does not give back what a call that then fails drew.
 std::vector<int64> given_ids(const registry::TableShape& shape, Rows& rows) {
   std::vector<int64> given;
+  if (rows.id_position < 0) return given;
   for (int r = 0; r < rows.count; ++r) {
     if (!rows.id_given[r]) continue;
     if (shape.identity_always)
-      pg::fail(
-          ERRCODE_GENERATED_ALWAYS,
-          fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", shape.key_column),
-          fmt::format("Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
-                      shape.key_column),
-          "Leave the key out of the rows; partheal draws it from the sequence.");
-    if (rows.null(rows.key_position, r) == 'n')
+      pg::fail(ERRCODE_GENERATED_ALWAYS,
+               fmt::format("cannot insert a non-DEFAULT value into column \"{}\"", shape.id_column),
+               fmt::format("Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+                           shape.id_column),
+               "Leave the id out of the rows; partheal draws it from the sequence.");
+    if (rows.null(rows.id_position, r) == 'n')
       pg::fail(ERRCODE_NOT_NULL_VIOLATION,
-               fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column), {},
-               "Leave the key out of a row to draw it from the sequence.");
-    given.push_back(partitions::key_to_int64(rows.value(rows.key_position, r), shape.key_type));
+               fmt::format("row {} gives a null \"{}\"", r + 1, shape.id_column), {},
+               "Leave the id out of a row to draw it from the sequence.");
+    given.push_back(partitions::key_to_int64(rows.value(rows.id_position, r), shape.id_type));
   }
   return given;
 }
 
 std::vector<int64> draw_ids(const registry::TableShape& shape, Rows& rows) {
+  if (rows.id_position < 0) return {};
   std::vector<int64> ids(rows.count);
   for (int r = 0; r < rows.count; ++r) {
-    Datum& d = rows.value(rows.key_position, r);
+    Datum& d = rows.value(rows.id_position, r);
     if (rows.id_given[r]) {
-      ids[r] = partitions::key_to_int64(d, shape.key_type);
+      ids[r] = partitions::key_to_int64(d, shape.id_type);
       continue;
     }
     int64 id =
@@ -99,14 +100,44 @@ std::vector<int64> draw_ids(const registry::TableShape& shape, Rows& rows) {
     ids[r] = id;
     // A sequence past the key type's range fails as the column default would.
     d = pg::guard([&] {
-      if (id < shape.key_min || id > shape.key_max)
+      if (id < shape.id_min || id > shape.id_max)
         ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-                        errmsg("%s out of range", format_type_be(shape.key_type))));
-      return key_datum(id, shape.key_type);
+                        errmsg("%s out of range", format_type_be(shape.id_type))));
+      return key_datum(id, shape.id_type);
     });
-    rows.null(rows.key_position, r) = ' ';
+    rows.null(rows.id_position, r) = ' ';
   }
   return ids;
+}
+
+// A time-keyed table's keys, known before the insert as ids are: the value
+// a row gives, or the column default evaluated for the row in the backend
+// (now() is the transaction's time), which the INSERT then stores as given.
+std::vector<int64> time_keys(Target& target, Relation parent, Rows& rows) {
+  const registry::TableShape& shape = target.table().shape;
+  std::vector<int64> keys(rows.count);
+  for (int r = 0; r < rows.count; ++r) {
+    Datum& d = rows.value(rows.key_position, r);
+    char& null = rows.null(rows.key_position, r);
+    if (rows.key_given[r] && null == 'n')
+      pg::fail(ERRCODE_NOT_NULL_VIOLATION,
+               fmt::format("row {} gives a null \"{}\"", r + 1, shape.key_column),
+               "A row with a null partition key has no partition to go to.",
+               "Leave the key out of a row to take the column's default.");
+    if (!rows.key_given[r]) {
+      if (!target.key_default(parent, &d))
+        pg::fail(
+            ERRCODE_NOT_NULL_VIOLATION,
+            fmt::format("row {} gives no \"{}\", and its default is null", r + 1, shape.key_column),
+            "A row with a null partition key has no partition to go to.",
+            fmt::format("Give \"{}\" in every row, or give the column a default such as "
+                        "now().",
+                        shape.key_column));
+      null = ' ';
+    }
+    keys[r] = partitions::key_to_int64(d, shape.key_type);
+  }
+  return keys;
 }
 
 // One array per column, for the batch plan's unnest().
@@ -150,17 +181,23 @@ bool may_read_key(const registry::ManagedTable& table, Relation parent) {
   return pg::guard([&] {
     Oid user = GetUserId();
     return pg_class_aclcheck(shape.relid, user, ACL_SELECT) == ACLCHECK_OK ||
-           pg_attribute_aclcheck(shape.relid, shape.key_attnum, user, ACL_SELECT) == ACLCHECK_OK;
+           pg_attribute_aclcheck(shape.relid, shape.id_attnum, user, ACL_SELECT) == ACLCHECK_OK;
   });
 }
 
-void return_ids(FunctionCallInfo fcinfo, const std::vector<int64>& ids) {
+// The ids stored; for a table without an id column, one NULL per row stored.
+void return_ids(FunctionCallInfo fcinfo, const std::vector<int64>& ids, uint64 null_rows) {
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   pg::guard([&] {
     InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
     for (int64 id : ids) {
       Datum value = Int64GetDatum(id);
       bool isnull = false;
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+    }
+    for (uint64 i = 0; i < null_rows; ++i) {
+      Datum value = 0;
+      bool isnull = true;
       tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
     }
   });
@@ -203,10 +240,19 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   append::Rows rows = append::read_rows(target, json, before_row_triggers);
   append::check_column_privileges(target, rows, opened.table_insert);
   std::vector<int64> given = append::given_ids(table->shape, rows);
-  // Before any id is drawn: given ids far from the sequence would let a
-  // role that does not own the table make partitions without bound.
-  heal::refuse_explicit_ids_out_of_window(*table, parent, given);
+  const bool by_time = table->shape.key_is_time;
+  // The keys the heal covers: the ids, or a time-keyed table's times.
+  std::vector<int64> keys;
+  if (by_time) {
+    keys = append::time_keys(target, parent, rows);
+    heal::refuse_far_windows(*table, parent, keys);
+  } else {
+    // Before any id is drawn: given ids far from the sequence would let a
+    // role that does not own the table make partitions without bound.
+    heal::refuse_explicit_ids_out_of_window(*table, parent, given);
+  }
   std::vector<int64> ids = append::draw_ids(table->shape, rows);
+  if (!by_time) keys = ids;
 
   bool batch = rows.count > 1;
   std::vector<Datum> values;
@@ -225,29 +271,38 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   // What is returned is what was stored, as INSERT ... RETURNING says: a
   // BEFORE trigger may change an id, or skip a row. Without such triggers
   // the ids drawn are the ids stored, and no RETURNING is needed.
-  bool returning = before_row_triggers && append::may_read_key(*table, parent);
+  bool returning =
+      before_row_triggers && rows.id_position >= 0 && append::may_read_key(*table, parent);
   SPIPlanPtr plan = target.plan(rows.columns, batch, returning);
   std::vector<int64> stored = ids;
-  heal::insert_until_covered(*table, parent, ids, worker::create_covering_partition, [&] {
+  uint64 inserted = 0;
+  heal::insert_until_covered(*table, parent, keys, worker::create_covering_partition, [&] {
     if (!returning) {
-      pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
+      inserted = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
       return;
     }
     uint64 n = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT_RETURNING);
     stored.clear();
     for (uint64 i = 0; i < n; ++i)
       if (std::optional<Datum> id = pg::spi::value(i, 1))
-        stored.push_back(partitions::key_to_int64(*id, table->shape.key_type));
+        stored.push_back(partitions::key_to_int64(*id, table->shape.id_type));
   });
   pg::spi::finish();
+  const bool has_ids = rows.id_position >= 0;
+  if (!has_ids) stored.clear();
+  const uint64 stored_rows = has_ids ? stored.size() : inserted;
   std::vector<int64> drawn;
-  for (int r = 0; r < rows.count; ++r)
+  for (int r = 0; r < rows.count && !by_time; ++r)
     if (!rows.id_given[r]) drawn.push_back(ids[r]);
+  // A time-keyed table's next window comes by the clock (ahead/clock), not
+  // by the ids its rows draw.
   ahead::after_append(*table,
-                      ahead::mark_ids_in_use(*table, parent->rd_rel->relowner, drawn, given),
-                      stored.size());
+                      by_time
+                          ? std::vector<int64>()
+                          : ahead::mark_ids_in_use(*table, parent->rd_rel->relowner, drawn, given),
+                      stored_rows);
   pg::guard([&] { relation_close(parent, NoLock); });
 
-  append::return_ids(fcinfo, stored);
+  append::return_ids(fcinfo, stored, has_ids ? 0 : inserted);
   return Datum(0);
 }

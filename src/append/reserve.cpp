@@ -58,6 +58,13 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
   Relation parent = opened.parent;
   registry::TablePtr table = opened.table;
   const registry::TableShape& shape = table->shape;
+  if (shape.key_is_time)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("\"{}\" is partitioned by time, not by id", shape.name),
+             "partheal_reserve makes the partitions the next ids of a sequence need; a time-keyed "
+             "table's windows follow the clock.",
+             "The worker keeps the windows from now's through premake after it; partheal_append "
+             "heals any other.");
   const int64 size = table->config.partition_size;
   pg::SequencePosition seq = *pg::read_sequence(shape.sequence, true);
   if (seq.increment < 0)

@@ -214,15 +214,17 @@ int read_cells(const Target& target, Jsonb* json, std::vector<Cell>& cells) {
 std::vector<int> choose_columns(const Target& target, const std::vector<Cell>& cells, Rows& rows) {
   for (const Cell& c : cells) rows.columns.push_back(c.column);
   rows.columns.push_back(target.key_index());
+  if (target.id_index() >= 0) rows.columns.push_back(target.id_index());
   std::sort(rows.columns.begin(), rows.columns.end());
   rows.columns.erase(std::unique(rows.columns.begin(), rows.columns.end()), rows.columns.end());
-  std::vector<int> position_of(target.key_index() + 1, -1);
+  std::vector<int> position_of(std::max(target.key_index(), target.id_index()) + 1, -1);
   for (size_t p = 0; p < rows.columns.size(); ++p) {
     if (rows.columns[p] >= static_cast<int>(position_of.size()))
       position_of.resize(rows.columns[p] + 1, -1);
     position_of[rows.columns[p]] = static_cast<int>(p);
   }
   rows.key_position = position_of[target.key_index()];
+  rows.id_position = target.id_index() >= 0 ? position_of[target.id_index()] : -1;
   return position_of;
 }
 
@@ -247,7 +249,8 @@ void convert_cells(const Target& target, const std::vector<Cell>& cells,
   for (const Cell& cell : cells) {
     const Column& column = target.column(cell.column);
     int position = position_of[cell.column];
-    if (position == rows.key_position) rows.id_given[cell.row] = true;
+    if (position == rows.id_position) rows.id_given[cell.row] = true;
+    if (position == rows.key_position) rows.key_given[cell.row] = true;
     at = Position{cell.row, column.name.c_str()};
     char* text = text_of(cell.value, column);
     if (text == nullptr) continue;  // JSON null: SQL NULL
@@ -269,7 +272,8 @@ void check_named_nulls(const Target& target, Rows& rows, const std::string& tabl
                        bool check_not_null, Position& at) {
   for (size_t p = 0; p < rows.columns.size(); ++p) {
     const Column& column = target.column(rows.columns[p]);
-    if (static_cast<int>(p) == rows.key_position) continue;
+    if (static_cast<int>(p) == rows.key_position || static_cast<int>(p) == rows.id_position)
+      continue;
     for (int r = 0; r < rows.count; ++r) {
       if (rows.null(static_cast<int>(p), r) != 'n') continue;
       if (column.not_null && check_not_null)
@@ -319,6 +323,7 @@ Rows read_rows(const Target& target, Jsonb* json, bool before_row_triggers) {
   rows.values.assign(rows.columns.size() * rows.count, Datum(0));
   rows.nulls.assign(rows.columns.size() * rows.count, 'n');
   rows.id_given.assign(rows.count, false);
+  rows.key_given.assign(rows.count, false);
 
   Position at;
   pg::ErrorContext context(position_context, &at);

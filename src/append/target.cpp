@@ -14,6 +14,9 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "access/tupdesc.h"
+#include "executor/executor.h"
+#include "optimizer/optimizer.h"
+#include "rewrite/rewriteHandler.h"
 }
 
 namespace partheal::append {
@@ -80,6 +83,7 @@ Target::Target(registry::TablePtr table, Relation parent) : table_(std::move(tab
         element_base == INT2OID || element_base == INT4OID || element_base == INT8OID;
     if (cast_to != nullptr) c.cast_to = cast_to;
     if (c.attnum == table_->shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
+    if (c.attnum == table_->shape.id_attnum) id_index_ = static_cast<int>(columns_.size());
     by_name_.emplace(c.name, static_cast<int>(columns_.size()));
     columns_.push_back(std::move(c));
   }
@@ -89,6 +93,33 @@ Target::~Target() {
   // Plans and contexts are PostgreSQL memory; freeing them cannot raise.
   for (auto& [key, plan] : plans_) SPI_freeplan(plan);
   if (context_ != nullptr) MemoryContextDelete(context_);
+}
+
+bool Target::key_default(Relation parent, Datum* value) {
+  const AttrNumber attnum = table_->shape.key_attnum;
+  if (!default_read_) {
+    // Planned once per target, in its context: a new default (ALTER COLUMN
+    // ... SET DEFAULT) changes the table's descriptor, and so the target.
+    key_default_ = pg::guard([&] {
+      MemoryContext old = MemoryContextSwitchTo(context_);
+      Node* def = build_column_default(parent, attnum);
+      ExprState* state =
+          def == nullptr ? nullptr : ExecInitExpr(expression_planner((Expr*)def), nullptr);
+      MemoryContextSwitchTo(old);
+      return state;
+    });
+    default_read_ = true;
+  }
+  if (key_default_ == nullptr) return false;
+  ExprState* state = key_default_;
+  bool isnull = false;
+  *value = pg::guard([&] {
+    ExprContext* econtext = CreateStandaloneExprContext();
+    Datum d = ExecEvalExprSwitchContext(state, econtext, &isnull);
+    FreeExprContext(econtext, true);
+    return d;
+  });
+  return !isnull;
 }
 
 bool Target::still_fits(const registry::ManagedTable& now, Relation parent) const {
@@ -134,7 +165,7 @@ SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch, bool return
                   pg::quoted(table_->shape.name), names,
                   table_->shape.identity_always ? "OVERRIDING SYSTEM VALUE " : "",
                   batch ? fmt::format("SELECT {}", unnests) : fmt::format("VALUES ({})", args),
-                  returning ? " RETURNING " + pg::quoted(table_->shape.key_column) : std::string());
+                  returning ? " RETURNING " + pg::quoted(table_->shape.id_column) : std::string());
   SPIPlanPtr plan = pg::spi::prepare_kept(sql, static_cast<int>(types.size()), types.data());
   plans_.emplace(key, plan);
   return plan;

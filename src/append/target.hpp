@@ -13,6 +13,7 @@
 
 extern "C" {
 #include "executor/spi.h"
+#include "nodes/execnodes.h"
 }
 
 namespace partheal::append {
@@ -58,6 +59,13 @@ class Target {
   const Column& column(int index) const { return columns_[index]; }
   int column_count() const { return static_cast<int>(columns_.size()); }
   int key_index() const { return key_index_; }
+  // The column partheal draws and returns ids for (the key of an id-keyed
+  // table); -1 for a time-keyed table without one.
+  int id_index() const { return id_index_; }
+
+  // A time key's column default, evaluated once for one row as the INSERT
+  // would: false when the column has none (the row's key is then NULL).
+  bool key_default(Relation parent, Datum* value);
 
   // True while the table has the name and columns this target was made
   // for: a new partition leaves both alone, and the plans stay.
@@ -75,6 +83,9 @@ class Target {
   std::vector<Column> columns_;
   std::unordered_map<std::string, int> by_name_;
   int key_index_ = -1;
+  int id_index_ = -1;
+  bool default_read_ = false;
+  ExprState* key_default_ = nullptr;  // in context_; nullptr: no default
   std::map<std::string, SPIPlanPtr> plans_;
 };
 

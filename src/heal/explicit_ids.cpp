@@ -6,12 +6,14 @@
 #include "partitions/catalog.hpp"
 #include "heal/explicit_ids.hpp"
 #include "partitions/key_space.hpp"
+#include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/security.hpp"
 #include "settings.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "utils/acl.h"
 #include "utils/rel.h"
 }
@@ -50,6 +52,30 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
                          reach),
              "Leave the id out to draw it from the sequence, or ask the table's owner to append "
              "it or create its partition.");
+  }
+}
+
+void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
+                        const std::vector<int64>& keys) {
+  const registry::TableShape& shape = table.shape;
+  if (partitions::unrouted(parent, keys).empty()) return;
+  if (pg::guard([&] { return pg::compat::owns_relation(shape.relid, GetUserId()); })) return;
+  partitions::refresh_partitions(parent);
+  const partitions::KeySpace space = table.key_space();
+  const int64 reach = table.config.premake;
+  const __int128 at = space.number_of(space.key_at(GetCurrentTransactionStartTimestamp()));
+  for (int64 key : partitions::unrouted(parent, keys)) {
+    if (!space.finite(key)) continue;  // the heal refuses it, 22008
+    __int128 n = space.number_of(key);
+    if (n >= at - reach && n <= at + reach) continue;
+    pg::fail(ERRCODE_INSUFFICIENT_PRIVILEGE,
+             fmt::format("\"{}\" {} of \"{}\" needs a window that only the table's owner may "
+                         "have created",
+                         shape.key_column, space.key_text(key), shape.name),
+             fmt::format("For a role that does not own the table, partheal creates windows only "
+                         "from premake ({}) windows before now's to premake windows after it.",
+                         reach),
+             "Ask the table's owner to append the row or create its window.");
   }
 }
 

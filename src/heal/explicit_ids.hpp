@@ -22,4 +22,11 @@ namespace partheal::heal {
 void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
                                        const std::vector<int64>& explicit_ids);
 
+// The same rule for a time-keyed table, whose keys anyone may choose: for a
+// caller that does not own the table, a missing window is healed only from
+// `premake` windows before now's (the transaction's now()) to `premake`
+// after it. Throws 42501 for a key outside, before anything is created.
+void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
+                        const std::vector<int64>& keys);
+
 }  // namespace partheal::heal

@@ -26,17 +26,28 @@ namespace partheal::heal {
 
 namespace {
 
-std::string id_list(const std::vector<int64>& ids) {
+std::string id_list(const partitions::KeySpace& keys, const std::vector<int64>& ids) {
   constexpr size_t kShown = 10;
   std::string out;
   for (size_t i = 0; i < ids.size() && i < kShown; ++i)
-    out += (i ? ", " : "") + std::to_string(ids[i]);
+    out += (i ? ", " : "") + keys.key_text(ids[i]);
   if (ids.size() > kShown) out += fmt::format(" and {} more", ids.size() - kShown);
   return out;
 }
 
 std::string qualified(const registry::TableShape& shape) {
   return fmt::format("{}.{}", shape.schema, shape.name);
+}
+
+// A time key at infinity (or past the type's finite range) has no window.
+[[noreturn]] void no_window(const registry::ManagedTable& table, const partitions::KeySpace& keys,
+                            int64 key) {
+  pg::fail(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE,
+           fmt::format("no partition of \"{}\" can be made for {} \"{}\"", qualified(table.shape),
+                       key > keys.spec().max ? "infinity" : "-infinity", table.shape.key_column),
+           "partheal makes windows for finite times only; nothing was created or inserted.",
+           "Give the row a finite time, or attach a partition FROM (...) TO (MAXVALUE) (or "
+           "FROM (MINVALUE)) for it by hand.");
 }
 
 // One round: ask the worker for a partition for each missing partition
@@ -49,18 +60,24 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
     registry::count(s.heals);
     pg_atomic_write_u64(&s.last_heal, now);
   });
-  // One request per missing partition number, for the first id that needs it.
+  // One request per missing partition number, for the first key that needs it.
+  const partitions::KeySpace keys = table.key_space();
+  const char* what = keys.is_time() ? "key" : "id";
+  // Every key is checked before the first partition is made.
+  for (int64 id : missing)
+    if (!keys.finite(id)) no_window(table, keys, id);
   std::set<int64> asked;
   for (int64 id : missing) {
-    if (!asked.insert(table.key_space().number_of(id)).second) continue;
-    partitions::Ensured made = make(table.shape.relid, id, table.config.partition_size);
-    pg::report(LOG, 0,
-               fmt::format("{} heal: no partition of \"{}\" for id {} (ids {}); {}",
-                           errors::kLogHeal, qualified(table.shape), id, id_list(missing),
-                           made.partition.empty()
-                               ? std::string("another session had created it")
-                               : fmt::format("created \"{}\" {}", made.partition, made.range)),
-               {{}, {}, true});
+    if (!asked.insert(keys.number_of(id)).second) continue;
+    partitions::Ensured made = make(table.shape.relid, id, keys.spec());
+    pg::report(
+        LOG, 0,
+        fmt::format("{} heal: no partition of \"{}\" for {} {} ({}s {}); {}", errors::kLogHeal,
+                    qualified(table.shape), what, keys.key_text(id), what, id_list(keys, missing),
+                    made.partition.empty()
+                        ? std::string("another session had created it")
+                        : fmt::format("created \"{}\" {}", made.partition, made.range)),
+        {{}, {}, true});
   }
   // The worker committed: route again from the catalog as it is now.
   partitions::refresh_partitions(parent);
@@ -70,14 +87,16 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
                          int heals) {
   registry::with_state(table.shape.relid,
                        [](registry::TableState& s) { registry::count(s.exhaustions); });
-  pg::fail(
-      errors::kPartitionCreationBehind,
-      fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),
-      fmt::format("{} {} still {} no partition after {} heal{}.", ids.size() == 1 ? "Id" : "Ids",
-                  id_list(ids), ids.size() == 1 ? "has" : "have", heals, heals == 1 ? "" : "s"),
-      "This error is permanent: rerunning the same append would fail the same way. Check "
-      "the server log for PHL03 lines, and raise partheal.max_retries if partitions are "
-      "being detached while rows arrive.");
+  const partitions::KeySpace keys = table.key_space();
+  const char* what = keys.is_time() ? "Key" : "Id";
+  pg::fail(errors::kPartitionCreationBehind,
+           fmt::format("partition creation is behind for \"{}\"", qualified(table.shape)),
+           fmt::format("{}{} {} still {} no partition after {} heal{}.", what,
+                       ids.size() == 1 ? "" : "s", id_list(keys, ids),
+                       ids.size() == 1 ? "has" : "have", heals, heals == 1 ? "" : "s"),
+           "This error is permanent: rerunning the same append would fail the same way. Check "
+           "the server log for PHL03 lines, and raise partheal.max_retries if partitions are "
+           "being detached while rows arrive.");
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ namespace partheal::heal {
 // How the loop gets the partition covering an id made and committed, in a
 // transaction that is not the caller's: the caller says (the worker's heal
 // request, worker::create_covering_partition). Throws what stopped it.
-using MakePartition = partitions::Ensured (*)(Oid relid, int64 id, int64 partition_size);
+using MakePartition = partitions::Ensured (*)(Oid relid, int64 key,
+                                              const partitions::KeySpec& spec);
 
 // Runs insert() once every id has a partition. A missing partition is
 // made (committed at once) and the insert runs again at once; the loop

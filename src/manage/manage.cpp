@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "manage/id_default_internal.hpp"
+#include "manage/manage.hpp"
+#include "manage/time_internal.hpp"
 #include "registry/table_state.hpp"
 #include "registry/registry.hpp"
 #include "registry/shape.hpp"
@@ -23,6 +25,8 @@ extern "C" {
 #include "access/xact.h"
 #include "catalog/partition.h"
 #include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
@@ -122,21 +126,39 @@ void cancel_forget(Oid relid) {
     it = it->relid == relid ? pending.erase(it) : std::next(it);
 }
 
+MakeAhead make_ahead = nullptr;
+
 // Writes (with a config) or deletes (without) the table's registration.
 void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config) {
-  Oid types[] = {OIDOID, INT8OID, INT4OID};
-  Datum values[] = {ObjectIdGetDatum(relid), Int64GetDatum(config ? config->partition_size : 0),
-                    Int32GetDatum(config ? config->mark_percent : 0)};
-  char nulls[] = {' ', ' ', config && config->mark_percent == 0 ? 'n' : ' '};
+  Interval interval{};
+  std::string zone = config ? config->time_zone : std::string();
+  Datum zone_text = 0;
+  if (config) {
+    interval.month = config->interval_months;
+    interval.day = config->interval_days;
+    interval.time = config->interval_us;
+    const char* z = zone.c_str();
+    zone_text = pg::guard([&] { return CStringGetTextDatum(z); });
+  }
+  const bool by_time = config && config->by_time;
+  Oid types[] = {OIDOID, INT8OID, INT4OID, INT4OID, INTERVALOID, TEXTOID};
+  Datum values[] = {ObjectIdGetDatum(relid),
+                    Int64GetDatum(config ? config->partition_size : 0),
+                    Int32GetDatum(config ? config->mark_percent : 0),
+                    Int32GetDatum(config ? config->premake : 0),
+                    IntervalPGetDatum(&interval),
+                    zone_text};
+  char nulls[] = {' ', by_time ? 'n' : ' ', config && config->mark_percent == 0 ? 'n' : ' ',
+                  ' ', by_time ? ' ' : 'n', by_time ? ' ' : 'n'};
   struct Work {
     const std::string* sql;
     pg::spi::Args args;
-  } work{&sql, {config ? 3 : 1, types, values, nulls}};
+  } work{&sql, {config ? 6 : 1, types, values, nulls}};
   pg::with_own_sql({}, [&] {
     registry::as_extension_owner(
         [](void* ctx) {
           auto* w = static_cast<Work*>(ctx);
-          pg::spi::execute(*w->sql, w->args.count == 3 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
+          pg::spi::execute(*w->sql, w->args.count > 1 ? SPI_OK_INSERT : SPI_OK_DELETE, w->args);
         },
         &work);
   });
@@ -148,7 +170,21 @@ struct Arguments {
   int64 size = 0;
   int percent = 0;
   std::optional<bool> nextval_default;
+  int premake = 4;
 };
+
+int premake_argument(FunctionCallInfo fcinfo, int n) {
+  if (PG_NARGS() <= n) return 4;  // 0.4's declaration has no premake
+  if (PG_ARGISNULL(n))
+    pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "premake must not be NULL", {},
+             "Give how many partitions to keep made ahead, for example 4 (the default).");
+  int premake = PG_GETARG_INT32(n);
+  if (premake < 0 || premake > 1000)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("premake must be between 0 and 1000, not {}", premake), {},
+             "premake is how many partitions are kept made ahead; the default is 4.");
+  return premake;
+}
 
 Arguments arguments(FunctionCallInfo fcinfo) {
   Arguments a;
@@ -170,6 +206,7 @@ Arguments arguments(FunctionCallInfo fcinfo) {
   // NULL (the default) leaves the id default as it is; 0.1's declaration
   // has no fourth argument at all.
   if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) a.nextval_default = PG_GETARG_BOOL(3);
+  a.premake = premake_argument(fcinfo, 4);
   return a;
 }
 
@@ -191,13 +228,13 @@ void refuse_unmanageable(Relation rel, const registry::TableShape& shape) {
              "would be attached outside the range its parent routes to it.",
              "Register the top-level table.");
   }
-  if (shape.has_default_partition)
+  if (shape.has_default_partition && !shape.key_is_time)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("\"{}\" has a DEFAULT partition", shape.name),
              "Rows without a partition of their own go to the DEFAULT partition, so no partition "
              "would ever be missing, and every new partition would have to scan it.",
              "Detach the DEFAULT partition before registering the table.");
-  if (shape.sequence_increment < 0)
+  if (shape.sequence != InvalidOid && shape.sequence_increment < 0)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("the id sequence of \"{}\" descends", shape.name),
              "partheal creates partitions above the ids in use; a descending sequence needs "
@@ -208,6 +245,7 @@ void refuse_unmanageable(Relation rel, const registry::TableShape& shape) {
 // Room in shared memory is checked before anything is written, so a table
 // beyond partheal.max_tables is refused now rather than missed later.
 void track_or_fail(const registry::TableShape& shape, int64 size, int percent) {
+  // size: the key spec's fingerprint (the partition size, for ids)
   cancel_forget(shape.relid);
   bool tracked = registry::track(shape.relid, size, percent, shape.key_max);
   if (!tracked) {
@@ -238,6 +276,37 @@ void want_worker_or_warn() {
 
 }  // namespace partheal::manage
 
+namespace partheal::manage {
+
+namespace {
+
+// The part both forms share once their arguments are checked: the shared
+// state and the config row.
+void register_table(const registry::TableShape& shape, const registry::Config& config) {
+  track_or_fail(shape, registry::ManagedTable{shape, config}.key_spec().fingerprint(),
+                config.mark_percent);
+  std::string sql = fmt::format(
+      "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent, premake, "
+      "partition_interval, time_zone) VALUES ($1, $2, $3, $4, $5, $6) "
+      "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
+      "mark_percent = EXCLUDED.mark_percent, premake = EXCLUDED.premake, "
+      "partition_interval = EXCLUDED.partition_interval, time_zone = EXCLUDED.time_zone",
+      registry::extension_schema_sql());
+  write_config(sql, shape.relid, config);
+}
+
+void make_first_ahead(const registry::TableShape& shape, const registry::Config& config) {
+  if (make_ahead != nullptr) make_ahead(registry::ManagedTable{shape, config});
+}
+
+}  // namespace
+
+void set_make_ahead(MakeAhead make) {
+  make_ahead = make;
+}
+
+}  // namespace partheal::manage
+
 using namespace partheal;
 
 PARTHEAL_SQL_FUNCTION(partheal_manage) {
@@ -245,20 +314,33 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
   manage::Arguments a = manage::arguments(fcinfo);
   registry::TableShape shape = registry::describe(rel);
+  manage::refuse_time_key_for_ids(shape);
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
 
-  manage::track_or_fail(shape, a.size, a.percent);
-  std::string sql = fmt::format(
-      "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent) VALUES ($1, $2, $3) "
-      "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
-      "mark_percent = EXCLUDED.mark_percent",
-      registry::extension_schema_sql());
-  manage::write_config(sql, shape.relid, registry::Config{a.size, a.percent});
+  registry::Config config;
+  config.partition_size = a.size;
+  config.mark_percent = a.percent;
+  config.premake = a.premake;
+  manage::register_table(shape, config);
   if (a.nextval_default == true)
     manage::install_partheal_nextval(shape);
   else if (a.nextval_default == false)
     manage::restore_nextval(shape.relid);
+  manage::make_first_ahead(shape, config);
+  manage::want_worker_or_warn();
+  PG_RETURN_VOID();
+}
+
+PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
+  settings::require_preloaded();
+  Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
+  registry::TableShape shape = registry::describe(rel);
+  registry::Config config = manage::time_config(fcinfo, shape);
+  manage::refuse_unmanageable(rel, shape);
+  pg::guard([&] { relation_close(rel, NoLock); });
+  manage::register_table(shape, config);
+  manage::make_first_ahead(shape, config);
   manage::want_worker_or_warn();
   PG_RETURN_VOID();
 }

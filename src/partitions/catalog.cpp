@@ -1,5 +1,6 @@
 #include "partitions/catalog.hpp"
 
+#include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
 
 extern "C" {
@@ -37,8 +38,9 @@ int64 key_to_int64(Datum d, Oid type) {
     case INT2OID:
       return DatumGetInt16(d);
     case INT4OID:
+    case DATEOID:  // DateADT: days since 2000-01-01
       return DatumGetInt32(d);
-    default:
+    default:  // bigint; timestamp and timestamptz: microseconds since 2000-01-01
       return DatumGetInt64(d);
   }
 }
@@ -91,9 +93,10 @@ ParentFacts read_parent(Relation parent) {
   f.schema = schema != nullptr ? schema : "";
   PartitionKey key = guard([&] { return RelationGetPartitionKey(parent); });
   if (key == nullptr || key->strategy != PARTITION_STRATEGY_RANGE || key->partnatts != 1 ||
-      !integer_key_limits(key->parttypid[0], &f.key_min, &f.key_max))
+      (!integer_key_limits(key->parttypid[0], &f.key_min, &f.key_max) &&
+       !time_key_limits(key->parttypid[0], &f.key_min, &f.key_max)))
     fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-         "\"" + f.name + "\" is no longer partitioned by RANGE on one integer column");
+         "\"" + f.name + "\" is no longer partitioned by RANGE on one integer or time column");
   f.key_type = key->parttypid[0];
   f.default_partition = default_partition(parent);
   return f;

@@ -20,7 +20,8 @@ namespace partheal::partitions {
 // may leave it stale until the next DDL on the parent.
 void refresh_partitions(Relation parent);
 
-// A smallint, integer or bigint key value as int64.
+// A smallint, integer or bigint key value as int64; a timestamp or
+// timestamptz as its microseconds, a date as its days (since 2000-01-01).
 int64 key_to_int64(Datum d, Oid type);
 
 // The limits of a smallint, integer or bigint key; false for any other type.
@@ -47,7 +48,7 @@ struct ParentFacts {
   Oid default_partition = InvalidOid;
 };
 // Throws 0A000 when the parent is not partitioned by RANGE on one integer
-// column (it was, when it was registered; a registration can outlive that
+// or time column (it was, when it was registered; a registration can outlive that
 // only through a DROP and re-CREATE under the same OID, which cannot happen).
 ParentFacts read_parent(Relation parent);
 

@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "partitions/catalog.hpp"
 #include "partitions/ensure_covering.hpp"
+#include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/own_sql.hpp"
@@ -52,7 +53,7 @@ struct Plan {
   Range range;
 };
 
-Plan plan_for(Oid relid, int64 id, int64 partition_size, LockWait wait) {
+Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
   Plan plan;
   // SHARE UPDATE EXCLUSIVE, which ATTACH takes anyway, before deciding:
   // it waits out any partition DDL on the parent in flight, partheal's or
@@ -70,7 +71,10 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size, LockWait wait) {
   // committed so far, not a cached view that missed one (partitions/catalog.hpp).
   refresh_partitions(rel);
   plan.parent = read_parent(rel);
-  if (OidIsValid(plan.parent.default_partition) && !has_own_partition(rel, id)) {
+  // A time-keyed table may keep a DEFAULT partition: its windows ahead are
+  // attached past it (ATTACH checks that it holds no row for them).
+  const bool past_default = keys.is_time() && OidIsValid(plan.parent.default_partition);
+  if (OidIsValid(plan.parent.default_partition) && !past_default && !has_own_partition(rel, id)) {
     // Only create-ahead gets here: a heal has no routing miss to heal.
     // Attaching would scan the DEFAULT partition under ACCESS EXCLUSIVE
     // and fail on any row it holds for the range: said, not done.
@@ -83,9 +87,8 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size, LockWait wait) {
              "Move its rows into partitions with partheal_attach_window and detach it, or "
              "unmanage the table.");
   }
-  if (!routes(rel, id)) {
+  if (past_default ? !has_own_partition(rel, id) : !routes(rel, id)) {
     plan.needed = true;
-    KeySpace keys{partition_size, plan.parent.key_min, plan.parent.key_max};
     plan.range = keys.covering(id, attached_ranges(rel));
   }
   pg::guard([&] { relation_close(rel, NoLock); });
@@ -93,36 +96,39 @@ Plan plan_for(Oid relid, int64 id, int64 partition_size, LockWait wait) {
 }
 
 // LIKE, then ATTACH, as the parent's owner: never PARTITION OF.
-Ensured create_and_attach(Oid relid, const Plan& plan, int64 id) {
+Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int64 id) {
   const ParentFacts& p = plan.parent;
   Ensured out;
-  std::string child = free_child_name(p.namespace_oid, p.name, partition_suffix(plan.range.lower));
+  std::string child = free_child_name(p.namespace_oid, p.name, keys.suffix(plan.range.lower));
   out.partition = child;
-  out.range =
-      fmt::format("FROM ({}) TO ({})", bound_sql(plan.range.lower), bound_sql(plan.range.upper));
+  out.range = fmt::format("FROM ({}) TO ({})", keys.bound_sql(plan.range.lower),
+                          keys.bound_sql(plan.range.upper));
   pg::as_role(p.owner, [&] {
     create_child_table(relid, p.schema, child, p.name);
-    // The bounds are integers partheal computed, not user text.
+    // The bounds are integers or ISO time literals partheal computed, not
+    // user text.
     pg::spi::execute(attach_partition_sql(p.schema, p.name, child, out.range), SPI_OK_UTILITY);
   });
-  pg::report(LOG, 0,
-             fmt::format("{} created partition \"{}.{}\" {} for id {}", errors::kLogCreated,
-                         p.schema, child, out.range, id));
+  pg::report(
+      LOG, 0,
+      fmt::format("{} created partition \"{}.{}\" {} for {} {}", errors::kLogCreated, p.schema,
+                  child, out.range, keys.is_time() ? "key" : "id", keys.key_text(id)));
   return out;
 }
 
 }  // namespace
 
-Ensured ensure_covering(Oid relid, int64 id, int64 partition_size, LockWait wait) {
+Ensured ensure_covering(Oid relid, int64 id, const KeySpec& spec, LockWait wait) {
+  const KeySpace keys = space_of(spec);
   // A heal's lock waits must outlast the deadlock check (deadlock_timeout),
   // which is what resolves a cycle through the worker (worker/requests.cpp).
   long timeout_ms = settings::ddl_lock_timeout_ms;
   if (wait == LockWait::kQueue) timeout_ms = Max(timeout_ms, DeadlockTimeout + 500);
   return pg::with_own_sql({true, timeout_ms}, [&] {
-    take_partition_lock(relid, partition_number(id, partition_size));
-    Plan plan = plan_for(relid, id, partition_size, wait);
+    take_partition_lock(relid, keys.number_of(id));
+    Plan plan = plan_for(relid, id, keys, wait);
     if (!plan.needed) return Ensured{{}, {}, plan.gave_way};
-    return create_and_attach(relid, plan, id);
+    return create_and_attach(relid, plan, keys, id);
   });
 }
 

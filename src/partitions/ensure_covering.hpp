@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "partitions/key_space.hpp"
 #include "pg/postgres.hpp"
 
 namespace partheal::partitions {
@@ -24,9 +25,10 @@ enum class LockWait { kQueue, kGiveWay };
 
 // Under partheal's own advisory lock on (table, partition number), then
 // SHARE UPDATE EXCLUSIVE on the parent, both within partheal.ddl_lock_timeout: if no partition
-// covers id, creates one LIKE the parent, as the parent's owner, and ATTACHes it. Never PARTITION
-// OF, which would lock the parent ACCESS EXCLUSIVE. Throws PgError.
-Ensured ensure_covering(Oid relid, int64 id, int64 partition_size,
+// covers the key (an id, or a time as int64), creates the one `spec` cuts for it (clipped to the
+// gap), LIKE the parent, as the parent's owner, and ATTACHes it. Never PARTITION OF, which would
+// lock the parent ACCESS EXCLUSIVE. Throws PgError.
+Ensured ensure_covering(Oid relid, int64 key, const KeySpec& spec,
                         LockWait wait = LockWait::kQueue);
 
 }  // namespace partheal::partitions

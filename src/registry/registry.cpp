@@ -9,6 +9,7 @@
 #include "pg/compat.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/relation.hpp"
+#include "partitions/time_zone.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -28,6 +29,7 @@ extern "C" {
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 #include "utils/syscache.h"
 }
 
@@ -162,10 +164,17 @@ namespace {
 // changed or removed since, and what is read here is cached beyond this
 // transaction. As catalogs are read, the rows are as committed now.
 std::vector<std::pair<Oid, Config>> read_config(Oid only) {
+  // The config table's columns, by number: the same in a fresh install and
+  // after every update script.
+  enum Column { kParent = 1, kSize, kPercent, kPremake, kInterval, kZone };
   struct Row {
     Oid parent;
     int64 size;
     int32 percent;
+    int32 premake;
+    bool by_time;
+    Interval interval;
+    char zone[partitions::kZoneNameSize];
   };
   Oid schema = extension_row().schema;
   // Gathered in palloc'd memory: nothing inside the guard may throw.
@@ -182,18 +191,38 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     SysScanDesc scan =
         systable_beginscan(rel, InvalidOid, false, snapshot, OidIsValid(only) ? 1 : 0, &key);
     TupleDesc desc = RelationGetDescr(rel);
+    // A config table an update has not reached yet (ALTER EXTENSION UPDATE
+    // pending) has only the first three columns.
+    const bool has_time = desc->natts >= kZone;
     int n = 0, room = 16;
-    found = static_cast<Row*>(palloc(sizeof(Row) * room));
+    found = static_cast<Row*>(palloc0(sizeof(Row) * room));
     HeapTuple tuple;
     while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
-      bool null_parent = false, null_size = false, null_percent = false;
-      Datum parent = heap_getattr(tuple, 1, desc, &null_parent);
-      Datum size = heap_getattr(tuple, 2, desc, &null_size);
-      Datum percent = heap_getattr(tuple, 3, desc, &null_percent);
-      if (null_parent || null_size) continue;
-      if (n == room) found = static_cast<Row*>(repalloc(found, sizeof(Row) * (room *= 2)));
-      found[n++] = Row{DatumGetObjectId(parent), DatumGetInt64(size),
-                       null_percent ? 0 : DatumGetInt32(percent)};
+      bool null_parent = false, null_size = false, null_percent = false, null_premake = true,
+           null_interval = true, null_zone = true;
+      Datum parent = heap_getattr(tuple, kParent, desc, &null_parent);
+      Datum size = heap_getattr(tuple, kSize, desc, &null_size);
+      Datum percent = heap_getattr(tuple, kPercent, desc, &null_percent);
+      Datum premake = 0, interval = 0, zone = 0;
+      if (has_time) {
+        premake = heap_getattr(tuple, kPremake, desc, &null_premake);
+        interval = heap_getattr(tuple, kInterval, desc, &null_interval);
+        zone = heap_getattr(tuple, kZone, desc, &null_zone);
+      }
+      if (null_parent || (null_size && null_interval)) continue;
+      if (n == room) {
+        found = static_cast<Row*>(repalloc(found, sizeof(Row) * room * 2));
+        memset(found + room, 0, sizeof(Row) * room);
+        room *= 2;
+      }
+      Row& row = found[n++];
+      row.parent = DatumGetObjectId(parent);
+      row.size = null_size ? 0 : DatumGetInt64(size);
+      row.percent = null_percent ? 0 : DatumGetInt32(percent);
+      row.premake = null_premake ? 4 : DatumGetInt32(premake);
+      row.by_time = !null_interval;
+      if (!null_interval) row.interval = *DatumGetIntervalP(interval);
+      if (!null_zone) text_to_cstring_buffer(DatumGetTextPP(zone), row.zone, sizeof(row.zone));
     }
     systable_endscan(scan);
     UnregisterSnapshot(snapshot);
@@ -201,8 +230,19 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     return n;
   });
   std::vector<std::pair<Oid, Config>> rows;
-  for (int i = 0; i < count; ++i)
-    rows.emplace_back(found[i].parent, Config{found[i].size, found[i].percent});
+  for (int i = 0; i < count; ++i) {
+    const Row& r = found[i];
+    Config c;
+    c.partition_size = r.size;
+    c.mark_percent = r.percent;
+    c.premake = r.premake;
+    c.by_time = r.by_time;
+    c.interval_months = r.interval.month;
+    c.interval_days = r.interval.day;
+    c.interval_us = r.interval.time;
+    c.time_zone = r.zone[0] != '\0' ? r.zone : "UTC";
+    rows.emplace_back(r.parent, c);
+  }
   pg::guard([&] { pfree(found); });
   return rows;
 }
@@ -287,7 +327,7 @@ TablePtr lookup(Relation parent) {
     // After a restart shared memory starts empty: the state comes back here.
     // If partheal.max_tables is full, heals still work; create-ahead and the
     // counters do not.
-    (void)registry::track(relid, config->partition_size, config->mark_percent,
+    (void)registry::track(relid, table->key_spec().fingerprint(), config->mark_percent,
                           table->shape.key_max);
   } else {
     table->config = it->second.table->config;
@@ -298,6 +338,31 @@ TablePtr lookup(Relation parent) {
   // it processed (a new partition changes nothing it reads).
   entries[relid] = Entry{table, false};
   return table;
+}
+
+partitions::KeySpec ManagedTable::key_spec() const {
+  partitions::KeySpec spec;
+  spec.min = shape.key_min;
+  spec.max = shape.key_max;
+  if (!config.by_time) {
+    spec.cut = partitions::Cut::kIds;
+    spec.step = config.partition_size;
+    return spec;
+  }
+  partitions::IntervalCut cut = partitions::cut_of_interval(
+      config.interval_months, config.interval_days, config.interval_us, shape.key_type == DATEOID);
+  // partheal_manage refused any other interval; a config row written by
+  // hand with one gets the day.
+  spec.cut = cut.ok ? cut.cut : partitions::Cut::kDays;
+  spec.step = cut.ok ? cut.step : 1;
+  spec.date_key = shape.key_type == DATEOID;
+  spec.zoned = shape.key_type == TIMESTAMPTZOID;
+  strlcpy(spec.zone, spec.zoned ? config.time_zone.c_str() : "UTC", sizeof(spec.zone));
+  return spec;
+}
+
+partitions::KeySpace ManagedTable::key_space() const {
+  return partitions::space_of(key_spec());
 }
 
 void registrations_changed() {

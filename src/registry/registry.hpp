@@ -16,8 +16,15 @@
 namespace partheal::registry {
 
 struct Config {
-  int64 partition_size = 0;
-  int mark_percent = 80;  // 0: create-ahead is off for the table
+  int64 partition_size = 0;  // ids; 0 for a time-keyed table
+  int mark_percent = 80;     // 0: create-ahead is off for the table
+  int premake = 4;           // partitions kept ahead at least, made at registration
+  // A time-keyed table's windows: partition_interval's fields, and the zone.
+  bool by_time = false;
+  int32 interval_months = 0;
+  int32 interval_days = 0;
+  int64 interval_us = 0;
+  std::string time_zone = "UTC";
 };
 
 struct ManagedTable {
@@ -26,9 +33,8 @@ struct ManagedTable {
 
   // How the table's keys are cut into partitions: what the heal loop and
   // partheal_reserve ask "which partition covers this key" of.
-  partitions::KeySpace key_space() const {
-    return partitions::KeySpace{config.partition_size, shape.key_min, shape.key_max};
-  }
+  partitions::KeySpec key_spec() const;
+  partitions::KeySpace key_space() const;
 };
 
 // A registration as read at one moment. The cache hands out shared

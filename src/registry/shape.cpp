@@ -4,6 +4,7 @@
 
 #include "partitions/catalog.hpp"
 #include "partitions/key_default.hpp"
+#include "partitions/time_zone.hpp"
 #include "registry/registry.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
@@ -35,8 +36,9 @@ using pg::guard;
 namespace {
 
 constexpr const char* kShapeHint =
-    "partheal manages tables declared PARTITION BY RANGE (id) on one smallint, integer or bigint "
-    "column whose default draws from a sequence (serial, bigserial or an identity).";
+    "partheal manages tables declared PARTITION BY RANGE on one column: a smallint, integer or "
+    "bigint id whose default draws from a sequence (serial, bigserial or an identity), or a "
+    "timestamptz, timestamp or date.";
 
 struct SequenceUse {
   Oid sequence = InvalidOid;
@@ -96,7 +98,7 @@ PartitionKey range_key(Relation parent, const std::string& name) {
 // default_is_plain_nextval). Any other default is refused.
 SequenceUse key_sequence(Relation parent, TableShape& shape) {
   SequenceUse use;
-  Node* def = guard([&] { return build_column_default(parent, shape.key_attnum); });
+  Node* def = guard([&] { return build_column_default(parent, shape.id_attnum); });
   Node* top = partitions::without_implicit_casts(def);
   Oid funcid = top != nullptr && IsA(top, FuncExpr) ? castNode(FuncExpr, top)->funcid : InvalidOid;
   Oid table_arg = InvalidOid;
@@ -131,6 +133,39 @@ SequenceUse key_sequence(Relation parent, TableShape& shape) {
   return use;
 }
 
+// A time-keyed table's id column, if it has one: the first column by number
+// whose default is exactly an identity or a plain nextval(), which
+// partheal_append draws itself and returns, as it does a table's id.
+void find_id_column(Relation parent, TableShape& shape) {
+  TupleDesc desc = RelationGetDescr(parent);
+  for (int i = 0; i < desc->natts; ++i) {
+    Form_pg_attribute att = TupleDescAttr(desc, i);
+    if (att->attisdropped || att->attnum == shape.key_attnum || att->attgenerated != '\0') continue;
+    int64 min = 0, max = 0;
+    if (!partitions::integer_key_limits(att->atttypid, &min, &max)) continue;
+    AttrNumber attnum = att->attnum;
+    Node* def = guard([&] { return build_column_default(parent, attnum); });
+    Node* top = partitions::without_implicit_casts(def);
+    bool plain =
+        top != nullptr && (IsA(top, NextValueExpr) ||
+                           (IsA(top, FuncExpr) && castNode(FuncExpr, top)->funcid == F_NEXTVAL));
+    if (!plain) continue;
+    SequenceUse use;
+    guard([&] { (void)find_sequence(def, &use); });
+    if (use.sequence == InvalidOid) continue;
+    shape.id_attnum = attnum;
+    shape.id_column = NameStr(att->attname);
+    shape.id_type = att->atttypid;
+    shape.id_min = min;
+    shape.id_max = max;
+    shape.identity_always = att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS;
+    shape.default_is_plain_nextval = IsA(top, FuncExpr);
+    shape.sequence = use.sequence;
+    shape.sequence_needs_acl = use.needs_acl;
+    return;
+  }
+}
+
 int64 sequence_increment(Oid sequence) {
   return guard([&] {
     HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(sequence));
@@ -158,12 +193,25 @@ TableShape describe(Relation parent) {
   shape.key_type = key->parttypid[0];
   Form_pg_attribute att = TupleDescAttr(RelationGetDescr(parent), shape.key_attnum - 1);
   shape.key_column = NameStr(att->attname);
+  if (partitions::time_key_limits(shape.key_type, &shape.key_min, &shape.key_max)) {
+    shape.key_is_time = true;
+    find_id_column(parent, shape);
+    if (shape.sequence != InvalidOid) shape.sequence_increment = sequence_increment(shape.sequence);
+    shape.has_default_partition = OidIsValid(partitions::default_partition(parent));
+    return shape;
+  }
   if (!partitions::integer_key_limits(shape.key_type, &shape.key_min, &shape.key_max))
     fail(ERRCODE_FEATURE_NOT_SUPPORTED,
          fmt::format("partition key column \"{}\" of \"{}\" has type {}", shape.key_column,
                      shape.name, guard([&] { return format_type_be(shape.key_type); })),
-         "partheal needs a smallint, integer or bigint key.", kShapeHint);
+         "partheal needs a smallint, integer or bigint key, or a timestamptz, timestamp or date.",
+         kShapeHint);
 
+  shape.id_attnum = shape.key_attnum;
+  shape.id_column = shape.key_column;
+  shape.id_type = shape.key_type;
+  shape.id_min = shape.key_min;
+  shape.id_max = shape.key_max;
   shape.identity_always = att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS;
   SequenceUse use = key_sequence(parent, shape);
   shape.sequence = use.sequence;

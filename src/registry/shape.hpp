@@ -19,8 +19,17 @@ struct TableShape {
   AttrNumber key_attnum = InvalidAttrNumber;
   std::string key_column;
   Oid key_type = InvalidOid;
-  int64 key_min = 0;  // the key type's own limits
+  int64 key_min = 0;  // the key type's own limits (times: finite, as int64)
   int64 key_max = 0;
+  bool key_is_time = false;  // timestamptz, timestamp or date
+  // The column whose values partheal_append draws and returns: the key of an
+  // id-keyed table; of a time-keyed one, the first column whose default draws
+  // from a sequence, if any (InvalidAttrNumber: none, and no sequence).
+  AttrNumber id_attnum = InvalidAttrNumber;
+  std::string id_column;
+  Oid id_type = InvalidOid;
+  int64 id_min = 0;
+  int64 id_max = 0;
   Oid sequence = InvalidOid;
   bool sequence_needs_acl = true;  // an identity draws without USAGE, as INSERT does
   int64 sequence_increment = 1;

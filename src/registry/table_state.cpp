@@ -35,9 +35,11 @@ void init_entry(TableState* s) {
   for (pg_atomic_uint64* c :
        {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
         &s->ahead_failed, &s->last_heal, &s->queue_full_said_at, &s->queue_full_dropped,
-        &s->next_from, &s->next_to, &s->next_at})
+        &s->next_from, &s->next_to, &s->next_at, &s->newest_upper})
     pg_atomic_init_u64(c, 0);
   pg_atomic_init_u32(&s->next_reason, static_cast<uint32>(NextReason::kNotPolled));
+  pg_atomic_init_u32(&s->newest_upper_kind, 0);
+  pg_atomic_init_u32(&s->key_format, 0);
 }
 
 // Visits every state under the table lock. `visit` touches shared memory
@@ -198,6 +200,16 @@ void set_next(Oid relid, NextReason reason, int64 from, int64 to, int64 at) {
     pg_atomic_write_u64(&s.next_to, bits_of(to));
     pg_atomic_write_u64(&s.next_at, bits_of(at));
     pg_atomic_write_u32(&s.next_reason, static_cast<uint32>(reason));
+  });
+}
+
+void set_newest_upper(Oid relid, const std::optional<partitions::Bound>& upper, KeyFormat format) {
+  uint32 kind = !upper ? 0 : upper->kind == partitions::Bound::Kind::kValue ? 1 : 2;
+  int64 value = upper ? upper->value : 0;
+  with_state(relid, [&](TableState& s) {
+    pg_atomic_write_u64(&s.newest_upper, bits_of(value));
+    pg_atomic_write_u32(&s.newest_upper_kind, kind);
+    pg_atomic_write_u32(&s.key_format, static_cast<uint32>(format));
   });
 }
 

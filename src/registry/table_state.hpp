@@ -2,7 +2,10 @@
 // watermark and the counters behind partheal_stats.
 #pragma once
 
+#include <optional>
 #include <vector>
+
+#include "partitions/key_space.hpp"
 
 #include "pg/postgres.hpp"
 
@@ -45,7 +48,15 @@ struct TableState {
   pg_atomic_uint64 next_to;
   pg_atomic_uint64 next_at;      // the id whose draw makes it needed
   pg_atomic_uint32 next_reason;  // NextReason
+  // A time-keyed table's newest partition's upper bound, as the worker's
+  // last poll saw it: kind 0 none, 1 a value, 2 MAXVALUE.
+  pg_atomic_uint64 newest_upper;
+  pg_atomic_uint32 newest_upper_kind;
+  pg_atomic_uint32 key_format;  // KeyFormat of a time key, for partheal_stats to show bounds
 };
+
+// How partheal_stats writes a time-keyed table's bounds: as its key type.
+enum class KeyFormat : uint32 { kIds = 0, kTimestamp = 1, kTimestamptz = 2, kDate = 3 };
 
 enum class NextReason : uint32 {
   kNotPolled = 0,   // the worker has not polled the table since it started
@@ -55,10 +66,14 @@ enum class NextReason : uint32 {
   kOff = 4,         // create-ahead is off for the table
   kDefault = 5,     // a DEFAULT partition is attached: none is made
   kNone = 6,        // nothing: the key type ends before another partition
+  kAtTime = 7,      // a time-keyed table's: made when the clock reaches next_at
 };
 
 // Publishes what the worker will create next for relid.
 void set_next(Oid relid, NextReason reason, int64 from = 0, int64 to = 0, int64 at = 0);
+
+// Publishes a time-keyed table's newest upper bound (nullopt: no partition).
+void set_newest_upper(Oid relid, const std::optional<partitions::Bound>& upper, KeyFormat format);
 
 constexpr int64 kNothingAttempted = PG_INT64_MIN;
 

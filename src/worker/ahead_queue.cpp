@@ -72,7 +72,9 @@ Tried try_once(AheadSlot& mine, int64 size, bool* served) {
     return {};
   *served = true;
   Creation c = create_in_transaction(mine.relid, fmt::format("for id {}", first), [&] {
-    return partitions::ensure_covering(mine.relid, first, size, partitions::LockWait::kGiveWay);
+    return partitions::ensure_covering(
+        mine.relid, first, partitions::KeySpace::ids(size, PG_INT64_MIN, PG_INT64_MAX).spec(),
+        partitions::LockWait::kGiveWay);
   });
   if (!c.error && c.made.gave_way) {
     TimestampTz at = GetCurrentTimestamp();

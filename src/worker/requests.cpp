@@ -56,8 +56,8 @@ struct Request {
   RequestState state;
   Oid dboid;
   Oid relid;
-  int64 id;
-  int64 partition_size;
+  int64 id;  // the key
+  partitions::KeySpec spec;
   Answer answer;
   ConditionVariable answered;
 };
@@ -109,7 +109,14 @@ void abandon(Request& r, uint64 generation) noexcept {
   SpinLockRelease(&r.mutex);
 }
 
-[[noreturn]] void raise_worker_error(const Answer& a, Oid relid, int64 id) {
+// "id 42", or "key '2026-03-29 00:00:00+00'" for a time key: what messages
+// say the partition was for.
+std::string key_label(const partitions::KeySpec& spec, int64 key) {
+  partitions::KeySpace keys(spec);  // key_text needs no zone: times show in UTC
+  return keys.is_time() ? fmt::format("key '{}'", keys.key_text(key)) : fmt::format("id {}", key);
+}
+
+[[noreturn]] void raise_worker_error(const Answer& a, Oid relid, const std::string& what) {
   std::string table = table_name(relid);
   std::string hint = a.hint;
   if (hint.empty() && a.sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
@@ -118,20 +125,19 @@ void abandon(Request& r, uint64 generation) noexcept {
         "partheal.ddl_lock_timeout bounds the wait. Retry once it is released.";
   pg::fail(
       a.sqlerrcode,
-      fmt::format("could not create the partition of \"{}\" for id {}: {}", table, id, a.message),
+      fmt::format("could not create the partition of \"{}\" for {}: {}", table, what, a.message),
       a.detail, hint);
 }
 
 struct WaitContext {
   const char* table;
-  int64 id;
+  const char* what;
 };
 
 void wait_context(void* arg) {
   auto* w = static_cast<WaitContext*>(arg);
-  errcontext(
-      "waiting for the partheal worker to create the partition of \"%s\" for id " INT64_FORMAT,
-      w->table, w->id);
+  errcontext("waiting for the partheal worker to create the partition of \"%s\" for %s", w->table,
+             w->what);
 }
 
 // Waits, as a lock wait PostgreSQL's deadlock detector can see, until the
@@ -144,11 +150,11 @@ void wait_context(void* arg) {
 // 40P01. Bounded by what is left of partheal.heal_wait_timeout; false when
 // that ran out.
 bool wait_for_worker_transaction(int slot, uint64 generation, long remaining_ms, Oid relid,
-                                 int64 id) {
+                                 const std::string& what) {
   LOCKTAG tag;
   request_lock_tag(&tag, MyDatabaseId, slot, generation);
   std::string table = table_name(relid);
-  WaitContext w{table.c_str(), id};
+  WaitContext w{table.c_str(), what.c_str()};
   // Its own GUC level, left on every way out: a wait that timed out is
   // followed by more PostgreSQL code before any abort.
   int level = pg::enter_safe_search_path();
@@ -173,14 +179,14 @@ bool wait_for_worker_transaction(int slot, uint64 generation, long remaining_ms,
 }
 
 // Posts the request in this backend's slot; returns its generation.
-uint64 post(Request& r, Oid relid, int64 id, int64 partition_size) {
+uint64 post(Request& r, Oid relid, int64 id, const partitions::KeySpec& spec) {
   SpinLockAcquire(&r.mutex);
   uint64 generation = ++r.generation;
   r.state = RequestState::kPending;
   r.dboid = MyDatabaseId;
   r.relid = relid;
   r.id = id;
-  r.partition_size = partition_size;
+  r.spec = spec;
   r.answer = Answer{};
   SpinLockRelease(&r.mutex);
   return generation;
@@ -188,7 +194,7 @@ uint64 post(Request& r, Oid relid, int64 id, int64 partition_size) {
 
 // Waits for the answer until `deadline`; false when it did not come.
 bool await_answer(Request& r, int slot, uint64 generation, TimestampTz deadline, Oid relid,
-                  int64 id, Answer* answer) {
+                  const std::string& what, Answer* answer) {
   static uint32 answer_registered = 0;
   const uint32 answer_event = pg::named_wait_event("PartHealWorkerAnswer", answer_registered);
   bool answered = false;
@@ -209,7 +215,7 @@ bool await_answer(Request& r, int slot, uint64 generation, TimestampTz deadline,
     if (running) {
       // The worker's transaction has begun: wait for its end as a lock
       // wait, then for the answer it writes right after.
-      if (!wait_for_worker_transaction(slot, generation, remaining, relid, id)) break;
+      if (!wait_for_worker_transaction(slot, generation, remaining, relid, what)) break;
       pg::guard([&] { (void)ConditionVariableTimedSleep(&r.answered, 10, answer_event); });
       continue;
     }
@@ -226,17 +232,19 @@ bool await_answer(Request& r, int slot, uint64 generation, TimestampTz deadline,
 
 }  // namespace
 
-partitions::Ensured create_covering_partition(Oid relid, int64 id, int64 partition_size) {
+partitions::Ensured create_covering_partition(Oid relid, int64 id,
+                                              const partitions::KeySpec& spec) {
   settings::require_preloaded();
   const int slot = pg::compat::backend_index();
+  const std::string what = key_label(spec, id);
   Request& r = requests[slot];
-  uint64 generation = post(r, relid, id, partition_size);
+  uint64 generation = post(r, relid, id, spec);
   TimestampTz deadline =
       TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::heal_wait_timeout_ms);
   Answer answer;
   bool answered = false;
   try {
-    answered = await_answer(r, slot, generation, deadline, relid, id, &answer);
+    answered = await_answer(r, slot, generation, deadline, relid, what, &answer);
   } catch (...) {
     abandon(r, generation);
     throw;
@@ -245,14 +253,14 @@ partitions::Ensured create_covering_partition(Oid relid, int64 id, int64 partiti
     abandon(r, generation);
     std::string table = table_name(relid);
     pg::fail(errors::kHealWaitTimeout,
-             fmt::format("timed out waiting for the partition of \"{}\" for id {}", table, id),
+             fmt::format("timed out waiting for the partition of \"{}\" for {}", table, what),
              fmt::format("The partheal worker did not answer within partheal.heal_wait_timeout "
                          "({} ms).",
                          settings::heal_wait_timeout_ms),
              "Check the server log for the worker's messages, and raise "
              "partheal.heal_wait_timeout if partition creation is slow.");
   }
-  if (answer.sqlerrcode != 0) raise_worker_error(answer, relid, id);
+  if (answer.sqlerrcode != 0) raise_worker_error(answer, relid, what);
   return partitions::Ensured{answer.partition, answer.range, answer.gave_way};
 }
 
@@ -282,14 +290,14 @@ void serve_heal_requests(Oid dboid) {
     uint64 generation = r.generation;
     Oid relid = r.relid;
     int64 id = r.id;
-    int64 size = r.partition_size;
+    partitions::KeySpec spec = r.spec;
     if (mine) r.state = RequestState::kTaken;
     SpinLockRelease(&r.mutex);
     if (!mine) continue;
 
-    Answer answer = encode(create_in_transaction(relid, fmt::format("for id {}", id), [&] {
+    Answer answer = encode(create_in_transaction(relid, "for " + key_label(spec, id), [&] {
       hold_request_lock(r, i, generation);
-      return partitions::ensure_covering(relid, id, size);
+      return partitions::ensure_covering(relid, id, spec);
     }));
     SpinLockAcquire(&r.mutex);
     if (r.generation == generation &&

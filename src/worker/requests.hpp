@@ -12,7 +12,8 @@ namespace partheal::worker {
 
 // The asker. Blocks for at most partheal.heal_wait_timeout. Throws the
 // worker's error unchanged (a lock timeout stays 55P03), or PH002/PH003.
-partitions::Ensured create_covering_partition(Oid relid, int64 id, int64 partition_size);
+partitions::Ensured create_covering_partition(Oid relid, int64 key,
+                                              const partitions::KeySpec& spec);
 
 // The worker: serves every pending request of its database, each in a
 // transaction of its own that holds the request's lock.

@@ -169,6 +169,9 @@ void worker_body(Datum arg) {
         next_poll = TimestampTzPlusMilliseconds(
             GetCurrentTimestamp(),
             poll.made_any ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
+        // A time-keyed table's windows change with the clock: the poll comes
+        // when they do, whatever the naptime.
+        if (poll.wake_at > 0) next_poll = Min(next_poll, poll.wake_at);
       }
       bool served = false;
       long wait_ms = serve_create_ahead(dboid, &served);

@@ -9,11 +9,16 @@
 #include "pg/error.hpp"
 #include "pg/postgres.hpp"
 
+extern "C" {
+#include "datatype/timestamp.h"
+}
+
 namespace partheal::worker {
 
 struct PollOutcome {
   std::optional<PgError> registrations;  // reading the registrations failed
   bool made_any = false;                 // partitions were made: poll again soon
+  TimestampTz wake_at = 0;               // poll again at this time at the latest; 0: naptime
 };
 using PollRound = PollOutcome (*)(Oid dboid);
 

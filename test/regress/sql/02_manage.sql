@@ -53,7 +53,7 @@ CREATE TABLE with_default_d PARTITION OF with_default DEFAULT;
 SELECT partheal_manage('with_default', 10);
 -- NULLs and sizes below one.
 SELECT partheal_manage(NULL, 10);
-SELECT partheal_manage('good_serial', NULL);
+SELECT partheal_manage('good_serial', NULL::bigint);
 SELECT partheal_manage('good_serial', 0);
 SELECT partheal_manage('good_serial', -5);
 \set VERBOSITY default

@@ -27,7 +27,7 @@ SELECT * FROM ah_stats;
 
 -- Ids 1 to 7 are below partition 0's mark (id 8): a heal, no request.
 SELECT count(*) FROM partheal_append('ah', '[{}, {}, {}, {}, {}, {}, {}]');
-SELECT partheal_manage('ah', 10);
+SELECT partheal_manage('ah', 10, premake => 0);
 SELECT parent, partition_size, mark_percent FROM partheal_config WHERE parent = 'ah'::regclass;
 SELECT * FROM ah_stats;
 -- Id 8 is the mark: partition 1 is requested, and the append returns at once.
@@ -52,7 +52,7 @@ SELECT ahead_created >= 2 AS made_both_ahead FROM partheal_stats WHERE parent = 
 
 -- Another mark percent: 50 puts partition 0's mark at id 5.
 CREATE TABLE half (id bigserial) PARTITION BY RANGE (id);
-SELECT partheal_manage('half', 10, 50);
+SELECT partheal_manage('half', 10, 50, premake => 0);
 SELECT count(*) FROM partheal_append('half', '[{}, {}, {}, {}, {}]');
 SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'half'::regclass;
 SELECT wait_for_partition('half_p10') AS created_ahead;
@@ -86,7 +86,7 @@ SELECT exhaustions FROM partheal_stats WHERE parent = 'ex'::regclass;
 -- sequence, even at its partition's mark, claims nothing: the marks of the
 -- partitions the sequence will reach first still work.
 CREATE TABLE far (id bigserial) PARTITION BY RANGE (id);
-SELECT partheal_manage('far', 10);
+SELECT partheal_manage('far', 10, premake => 0);
 SELECT * FROM partheal_append('far', '{"id": 1008}');
 SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regclass;
 SELECT count(*) FROM partheal_append('far', '[{}, {}, {}, {}, {}, {}, {}, {}]');
@@ -103,10 +103,10 @@ SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regc
 -- again: partition 1 under size 20 is claimed, although partition 1 under
 -- size 10 was.
 CREATE TABLE resized (id bigserial) PARTITION BY RANGE (id);
-SELECT partheal_manage('resized', 10);
+SELECT partheal_manage('resized', 10, premake => 0);
 SELECT count(*) FROM partheal_append('resized', '[{}, {}, {}, {}, {}, {}, {}, {}, {}]');
 SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'resized'::regclass;
-SELECT partheal_manage('resized', 20, 50);
+SELECT partheal_manage('resized', 20, 50, premake => 0);
 SELECT watermark FROM partheal_stats WHERE parent = 'resized'::regclass;
 SELECT * FROM partheal_append('resized', '{}');
 SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'resized'::regclass;
@@ -120,7 +120,7 @@ DROP TABLE far, resized;
 -- DEFAULT, and so never makes it a first partition.)
 CREATE TABLE late_def (id bigserial) PARTITION BY RANGE (id);
 BEGIN;
-SELECT partheal_manage('late_def', 10);
+SELECT partheal_manage('late_def', 10, premake => 0);
 CREATE TABLE late_def_d PARTITION OF late_def DEFAULT;
 COMMIT;
 SELECT count(*) FROM partheal_append('late_def', '[{}, {}, {}, {}, {}, {}, {}, {}, {}]');
@@ -144,7 +144,7 @@ DROP TABLE late_def;
 -- watermark as an id (ahead_claimed_to); the worker's database by name.
 CREATE TABLE nxt (id bigserial) PARTITION BY RANGE (id);
 CREATE TABLE nxt_p0 PARTITION OF nxt FOR VALUES FROM (0) TO (10);
-SELECT partheal_manage('nxt', 10);
+SELECT partheal_manage('nxt', 10, premake => 0);
 CREATE FUNCTION wait_for_reason(t regclass, pattern text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r text;
 BEGIN
@@ -168,3 +168,22 @@ SELECT datname = current_database() AS named FROM partheal_workers()
  WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database());
 DROP TABLE nxt;
 DROP FUNCTION wait_for_reason(regclass, text);
+
+-- premake (default 4) is the least headroom of an id-keyed table: the
+-- partition of the sequence position and the 4 after it, made before
+-- partheal_manage returns, in its transaction.
+CREATE TABLE floor_t (id bigserial, v int) PARTITION BY RANGE (id);
+BEGIN;
+SELECT partheal_manage('floor_t', 10);
+SELECT partition, bound FROM parts WHERE parent = 'floor_t'::regclass;
+ROLLBACK;
+SELECT count(*) AS after_rollback FROM parts WHERE parent = 'floor_t'::regclass;
+-- From a drawn position: partition 3 holds id 35, so 3 to 7.
+SELECT setval('floor_t_id_seq', 35);
+SELECT partheal_manage('floor_t', 10);
+SELECT partition, bound FROM parts WHERE parent = 'floor_t'::regclass;
+-- With create-ahead off, nothing is made ahead, at registration or later.
+CREATE TABLE floor_off (id bigserial, v int) PARTITION BY RANGE (id);
+SELECT partheal_manage('floor_off', 10, NULL);
+SELECT count(*) FROM parts WHERE parent = 'floor_off'::regclass;
+SELECT partheal_unmanage('floor_t'), partheal_unmanage('floor_off');

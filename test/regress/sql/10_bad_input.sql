@@ -386,13 +386,13 @@ SELECT bad.label(call) AS call, bad.sqlstate_of(call) AS result FROM (VALUES
   -- NULLs (a NULL mark_percent or nextval_default is valid: create-ahead
   -- off, and the id default left as it is).
   ($$SELECT partheal_manage(NULL, 10)$$),
-  ($$SELECT partheal_manage('bad.a', NULL)$$),
-  ($$SELECT partheal_manage(NULL, NULL, NULL, NULL)$$),
+  ($$SELECT partheal_manage('bad.a', NULL::bigint)$$),
+  ($$SELECT partheal_manage(NULL, NULL::bigint, NULL, NULL)$$),
   -- Sizes: zero, negative, the most negative, past bigint.
   ($$SELECT partheal_manage('bad.a', 0, NULL)$$),
   ($$SELECT partheal_manage('bad.a', -1, NULL)$$),
   ($$SELECT partheal_manage('bad.a', -9223372036854775808, NULL)$$),
-  ($$SELECT partheal_manage('bad.a', '9223372036854775808', NULL)$$),
+  ($$SELECT partheal_manage('bad.a', '9223372036854775808'::bigint, NULL)$$),
   -- Marks outside 1 to 99.
   ($$SELECT partheal_manage('bad.a', 1000, 0)$$),
   ($$SELECT partheal_manage('bad.a', 1000, 100)$$),

@@ -190,7 +190,7 @@ SELECT * FROM regress_sec_util.parts(:'C');
 -- Create-ahead by the worker, in the 63-byte schema: ids 1 to 5 reach
 -- partition 0's mark (50%), and the worker makes partition 10.
 SET ROLE regress_sec_owner;
-SELECT partheal_manage(:'D', 10, 50);
+SELECT partheal_manage(:'D', 10, 50, premake => 0);
 RESET ROLE;
 SELECT count(*) FROM partheal_append(:'D', '[{"body": "a"}, {"body": "b"}, {"body": "c"}, {"body": "d"}, {"body": "e"}]') AS d(id);
 SELECT regress_sec_util.wait_parts(:'D', 2) AS partitions;
@@ -293,7 +293,7 @@ SELECT regress_sec_util.nparts('regress_sec_priv.serials') AS serials_partitions
 -- B3. Only the owner registers, re-registers, unregisters or attaches:
 -- 42501 for the writer, the reader and a role with every privilege.
 SET ROLE regress_sec_writer;
-SELECT partheal_manage('regress_sec_priv.events', 1000);
+SELECT partheal_manage('regress_sec_priv.events', 1000, premake => 0);
 \echo :SQLSTATE
 SELECT partheal_unmanage('regress_sec_priv.events');
 \echo :SQLSTATE
@@ -544,7 +544,7 @@ INSERT INTO :M (body) VALUES ('plain') RETURNING id;
 SELECT :"ext".partheal_nextval(:'M', pg_catalog.pg_get_serial_sequence(:'M', 'id')::pg_catalog.regclass) AS nextval;
 SELECT :"ext".partheal_reserve(:'M', 25) AS created;
 -- Create-ahead: ids 1 to 5 reach the mark; the worker makes partition 10.
-SELECT :"ext".partheal_manage(:'H', 10, 50);
+SELECT :"ext".partheal_manage(:'H', 10, 50, premake => 0);
 SELECT count(*) FROM :"ext".partheal_append(:'H', '[{"body": "a"}, {"body": "b"}, {"body": "c"}, {"body": "d"}, {"body": "e"}]') AS h(id);
 SET search_path = pg_catalog, pg_temp;
 DO $$

@@ -1,0 +1,114 @@
+// The time form of partheal_manage: what its arguments may be.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "manage/time_internal.hpp"
+#include "partitions/key_space.hpp"
+#include "partitions/time_zone.hpp"
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+}
+
+namespace partheal::manage {
+
+namespace {
+
+constexpr const char* kIntervalHint =
+    "Give '1 day', '1 week' (from Monday), a number of months that divides a year ('1 month', "
+    "'3 months', '6 months', '1 year'), or, for timestamps, an interval under a day that divides "
+    "a day into whole seconds ('1 hour', '15 minutes', '2 seconds').";
+
+std::string type_name(Oid type) {
+  return pg::guard([&] { return format_type_be(type); });
+}
+
+[[noreturn]] void null_argument(const char* name, const char* hint) {
+  pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, fmt::format("{} must not be NULL", name), {}, hint);
+}
+
+}  // namespace
+
+void refuse_time_key_for_ids(const registry::TableShape& shape) {
+  if (!shape.key_is_time) return;
+  pg::fail(ERRCODE_DATATYPE_MISMATCH,
+           fmt::format("partition key column \"{}\" of \"{}\" is a {}, not an id", shape.key_column,
+                       shape.name, type_name(shape.key_type)),
+           "partition_size is a number of ids; a time-keyed table is cut into windows of time.",
+           fmt::format("Give a partition_interval: SELECT partheal_manage('{}', interval '1 day').",
+                       shape.name));
+}
+
+registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape& shape) {
+  if (PG_ARGISNULL(1))
+    null_argument("partition_interval",
+                  "Give the length of each window, for example interval "
+                  "'1 day'.");
+  if (!shape.key_is_time)
+    pg::fail(ERRCODE_DATATYPE_MISMATCH,
+             fmt::format("partition key column \"{}\" of \"{}\" is a {}, not a time",
+                         shape.key_column, shape.name, type_name(shape.key_type)),
+             "A partition_interval cuts a timestamptz, timestamp or date key into windows.",
+             fmt::format("Give a partition_size for an id key: SELECT partheal_manage('{}', "
+                         "100000).",
+                         shape.name));
+  const Interval* interval = pg::guard([&] { return PG_GETARG_INTERVAL_P(1); });
+  registry::Config c;
+  c.by_time = true;
+  c.partition_size = 0;
+  c.mark_percent = 80;
+  c.interval_months = interval->month;
+  c.interval_days = interval->day;
+  c.interval_us = interval->time;
+  partitions::IntervalCut cut = partitions::cut_of_interval(
+      c.interval_months, c.interval_days, c.interval_us, shape.key_type == DATEOID);
+  if (!cut.ok) {
+    Datum d = IntervalPGetDatum(const_cast<Interval*>(interval));
+    std::string shown =
+        pg::guarded_text([&] { return DatumGetCString(DirectFunctionCall1(interval_out, d)); });
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("partition_interval '{}' cannot cut \"{}\" into windows: {}", shown,
+                         shape.name, cut.why),
+             {}, kIntervalHint);
+  }
+  if (PG_ARGISNULL(2))
+    null_argument("premake",
+                  "Give how many windows to keep made ahead, "
+                  "for example 4 (the default).");
+  c.premake = PG_GETARG_INT32(2);
+  if (c.premake < 0 || c.premake > 1000)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("premake must be between 0 and 1000, not {}", c.premake), {},
+             "premake is how many windows after now's are kept made; the default is 4.");
+  if (!PG_ARGISNULL(3))
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, "retention is not supported yet",
+             "This release keeps every window; dropping old ones comes in the next.",
+             "Leave retention NULL (the default).");
+  if (PG_ARGISNULL(4)) null_argument("retention_keep_table", "Leave it out: the default is false.");
+  if (PG_ARGISNULL(5)) null_argument("time_zone", "Give a zone name, for example 'UTC'.");
+  std::string zone = pg::guarded_text([&] { return text_to_cstring(PG_GETARG_TEXT_PP(5)); });
+  if (shape.key_type != TIMESTAMPTZOID) {
+    if (zone != "UTC")
+      pg::fail(
+          ERRCODE_INVALID_PARAMETER_VALUE,
+          fmt::format("a {} key has no time zone, so time_zone '{}' cannot apply",
+                      type_name(shape.key_type), zone),
+          fmt::format("The windows of \"{}\" are cut on the wall clock it stores.", shape.name),
+          "Leave time_zone out, or make the key a timestamptz.");
+    c.time_zone = "UTC";
+    return c;
+  }
+  if (zone.size() >= static_cast<size_t>(partitions::kZoneNameSize) ||
+      partitions::zone_named(zone.c_str()) == nullptr)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("time zone \"{}\" is not recognized", zone), {},
+             "Give a name from pg_timezone_names, for example 'Europe/Berlin' or 'UTC'.");
+  c.time_zone = zone;
+  return c;
+}
+
+}  // namespace partheal::manage

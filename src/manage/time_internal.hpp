@@ -1,0 +1,16 @@
+// Inside manage/: the time form's arguments, checked against the table.
+#pragma once
+
+#include "registry/registry.hpp"
+
+namespace partheal::manage {
+
+// partition_interval, premake, retention, retention_keep_table and
+// time_zone of partheal_manage's time form, checked for a table of `shape`
+// (22023, 22004, 0A000 and 42804 with hints), as the Config to register.
+registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape& shape);
+
+// The id form refuses a time-keyed table (42804).
+void refuse_time_key_for_ids(const registry::TableShape& shape);
+
+}  // namespace partheal::manage

@@ -1,0 +1,101 @@
+#include "partitions/time_zone.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "pgtime.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+}
+
+namespace partheal::partitions {
+
+namespace {
+
+// timestamp2tm and DetermineTimeZoneOffset only compute: they raise nothing.
+class PgZone final : public Zone {
+ public:
+  explicit PgZone(pg_tz* tz) : tz_(tz) {}
+
+  int64_t local_of(int64_t utc) const override {
+    pg_tz* tz = tz_;
+    return pg::guard([&] {
+      struct pg_tm tm;
+      fsec_t fsec = 0;
+      int offset = 0;
+      if (timestamp2tm(utc, &offset, &tm, &fsec, nullptr, tz) != 0) return utc;
+      // offset is seconds west of Greenwich.
+      return utc - static_cast<int64_t>(offset) * USECS_PER_SEC;
+    });
+  }
+
+  int64_t utc_of(int64_t local) const override {
+    pg_tz* tz = tz_;
+    return pg::guard([&] {
+      struct pg_tm tm;
+      fsec_t fsec = 0;
+      if (timestamp2tm(local, nullptr, &tm, &fsec, nullptr, nullptr) != 0) return local;
+      int offset = DetermineTimeZoneOffset(&tm, tz);
+      return local + static_cast<int64_t>(offset) * USECS_PER_SEC;
+    });
+  }
+
+ private:
+  pg_tz* tz_;
+};
+
+}  // namespace
+
+const Zone* zone_named(const char* name) {
+  // Never destroyed: zones are handed out for the process's life.
+  static auto* zones = new std::map<std::string, std::unique_ptr<PgZone>>();
+  auto it = zones->find(name);
+  if (it != zones->end()) return it->second.get();
+  pg_tz* tz = pg::guard([&] {
+    pg_tz* found = pg_tzset(name);
+    return found != nullptr && pg_tz_acceptable(found) ? found : nullptr;
+  });
+  if (tz == nullptr) return nullptr;
+  auto zone = std::make_unique<PgZone>(tz);
+  const Zone* out = zone.get();
+  zones->emplace(name, std::move(zone));
+  return out;
+}
+
+KeySpace space_of(const KeySpec& spec) {
+  if (!spec.zoned) return KeySpace(spec);
+  const Zone* zone = zone_named(spec.zone);
+  if (zone == nullptr)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("time zone \"{}\" is not recognized", spec.zone),
+             "The table was registered with it; the zone database no longer has it.",
+             "Register the table again with partheal_manage(..., time_zone => ...).");
+  return KeySpace(spec, zone);
+}
+
+bool time_key_limits(Oid type, int64* min, int64* max) {
+  switch (type) {
+    case TIMESTAMPOID:
+    case TIMESTAMPTZOID:
+      *min = MIN_TIMESTAMP;
+      *max = END_TIMESTAMP - 1;
+      return true;
+    case DATEOID:
+      *min = DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE;
+      *max = DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace partheal::partitions

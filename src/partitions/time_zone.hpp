@@ -1,0 +1,22 @@
+// PostgreSQL's zone database behind partitions::Zone, and the KeySpace of a
+// spec with its zone looked up.
+#pragma once
+
+#include "partitions/key_space.hpp"
+#include "pg/postgres.hpp"
+
+namespace partheal::partitions {
+
+// The zone of that name, as PostgreSQL's zone database has it (loaded once
+// per process, then kept); nullptr when there is none.
+const Zone* zone_named(const char* name);
+
+// The key space of a spec. Throws 22023 when its zone is unknown (the zone
+// database lost it since the registration).
+KeySpace space_of(const KeySpec& spec);
+
+// The finite limits of a timestamptz, timestamp or date key as int64
+// (microseconds or days since 2000-01-01); false for any other type.
+bool time_key_limits(Oid type, int64* min, int64* max);
+
+}  // namespace partheal::partitions

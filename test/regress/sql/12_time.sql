@@ -1,0 +1,223 @@
+-- Time-keyed tables (issue 18): registration, windows and names by the
+-- calendar in a zone, the heal of appends with keys given and from
+-- defaults, far-off keys, infinity, the non-owner policy, and the session's
+-- TimeZone, which never moves a boundary.
+--
+-- The worker keeps the windows around now() (create-ahead by the clock);
+-- every listing here is of windows before 2025, which only the heal makes.
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+CREATE FUNCTION old_windows(p regclass) RETURNS TABLE (name name, bound text)
+  LANGUAGE sql AS $$
+  SELECT c.relname, pg_get_expr(c.relpartbound, c.oid)
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+   WHERE i.inhparent = p
+     AND substring(pg_get_expr(c.relpartbound, c.oid) from 'FROM \(''([0-9]+)')::int < 2025
+   ORDER BY 2 $$;
+CREATE FUNCTION window_count(p regclass) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_inherits WHERE inhparent = p $$;
+
+-- Every bad registration, and its SQLSTATE.
+CREATE TABLE tz_t (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+CREATE TABLE ts_t (at timestamp NOT NULL DEFAULT localtimestamp, body text) PARTITION BY RANGE (at);
+CREATE TABLE d_t (day date NOT NULL DEFAULT CURRENT_DATE, body text) PARTITION BY RANGE (day);
+CREATE TABLE id_t (id bigserial, body text) PARTITION BY RANGE (id);
+\set VERBOSITY verbose
+SELECT partheal_manage('tz_t', interval '1 month 2 days');
+SELECT partheal_manage('tz_t', interval '0');
+SELECT partheal_manage('tz_t', interval '-1 day');
+SELECT partheal_manage('tz_t', interval '7 hours');
+SELECT partheal_manage('tz_t', interval '5 months');
+SELECT partheal_manage('tz_t', interval '3 days');
+SELECT partheal_manage('tz_t', interval '24 hours');
+SELECT partheal_manage('tz_t', interval '1.5 seconds');
+SELECT partheal_manage('d_t', interval '1 hour');
+SELECT partheal_manage('ts_t', interval '1 day', time_zone => 'Europe/Berlin');
+SELECT partheal_manage('d_t', interval '1 day', time_zone => 'Asia/Kolkata');
+SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'Mars/Olympus_Mons');
+SELECT partheal_manage('tz_t', interval '1 day', retention => interval '30 days');
+SELECT partheal_manage('tz_t', interval '1 day', premake => -1);
+SELECT partheal_manage('tz_t', interval '1 day', premake => NULL);
+SELECT partheal_manage('tz_t', NULL::interval);
+SELECT partheal_manage('tz_t', interval '1 day', time_zone => NULL);
+SELECT partheal_manage('id_t', interval '1 day');
+SELECT partheal_manage('tz_t', 1000);
+-- An untyped second argument is ambiguous between the two forms.
+SELECT partheal_manage('tz_t', '1 day');
+\set VERBOSITY default
+-- Nothing was registered or created by any of them.
+SELECT count(*) FROM partheal_config;
+SELECT window_count('tz_t'), window_count('ts_t'), window_count('d_t');
+
+-- Registration makes the window holding now() and premake after it, before
+-- it returns; a ROLLBACK takes them back with the registration.
+BEGIN;
+SELECT partheal_manage('tz_t', interval '1 day', premake => 2);
+SELECT window_count('tz_t');
+ROLLBACK;
+SELECT window_count('tz_t'), count(*) FROM partheal_config;
+SELECT partheal_manage('tz_t', interval '1 day', premake => 2);
+SELECT window_count('tz_t') >= 3 AS made_ahead;
+-- The window holding now() is there, so a plain INSERT lands.
+INSERT INTO tz_t (body) VALUES ('plain insert');
+SELECT count(*) FROM tz_t;
+
+-- Daily in Europe/Berlin across both 2021 DST changes: the spring day is 23
+-- hours, the autumn day 25, with no hole and no overlap.
+CREATE TABLE berlin (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+SELECT partheal_manage('berlin', interval '1 day', premake => 0, time_zone => 'Europe/Berlin');
+SELECT count(*) FROM partheal_append('berlin', '[
+  {"at": "2021-03-27 12:00:00+01"}, {"at": "2021-03-28 01:30:00+01"},
+  {"at": "2021-03-28 23:59:59+02"}, {"at": "2021-03-29 00:00:00+02"},
+  {"at": "2021-10-31 02:30:00+02"}, {"at": "2021-10-31 02:30:00+01"},
+  {"at": "2021-10-31 23:59:59+01"}]');
+SELECT * FROM old_windows('berlin');
+SELECT name, upper(r) - lower(r) AS length FROM (
+  SELECT name, tstzrange(substring(bound from 'FROM \(''([^'']+)')::timestamptz,
+                         substring(bound from 'TO \(''([^'']+)')::timestamptz) AS r
+    FROM old_windows('berlin')) w ORDER BY lower(r);
+
+-- A session's TimeZone moves nothing: the same keys from a session in
+-- America/New_York land in the same windows, and a new one is cut in Berlin.
+SET TimeZone = 'America/New_York';
+SELECT count(*) FROM partheal_append('berlin', '[{"at": "2021-03-28 12:00:00+02"}, {"at": "2021-06-01 23:30:00+02"}]');
+SET TimeZone = 'UTC';
+
+SELECT * FROM old_windows('berlin') WHERE name LIKE 'berlin_p202106%';
+
+-- Monthly in Asia/Kolkata (+05:30): months start at local midnight of the 1st.
+CREATE TABLE kolkata (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('kolkata', interval '1 month', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT count(*) FROM partheal_append('kolkata', '[{"at": "2021-11-30 18:30:00+00"}, {"at": "2021-11-30 18:29:59+00"}]');
+SELECT * FROM old_windows('kolkata');
+
+-- Quarters, half-years, years and weeks (from Monday, in UTC).
+CREATE TABLE quarters (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('quarters', interval '3 months', premake => 0);
+SELECT count(*) FROM partheal_append('quarters', '{"at": "2021-05-17 10:00:00+00"}');
+SELECT * FROM old_windows('quarters');
+CREATE TABLE years (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('years', interval '1 year', premake => 0);
+SELECT count(*) FROM partheal_append('years', '{"at": "2021-05-17 10:00:00+00"}');
+SELECT * FROM old_windows('years');
+CREATE TABLE weeks (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('weeks', interval '1 week', premake => 0);
+-- 2021-12-01 was a Wednesday; 2021-11-29 a Monday.
+SELECT count(*) FROM partheal_append('weeks', '[{"at": "2021-12-01 10:00:00+00"}, {"at": "2021-11-29 00:00:00+00"}, {"at": "2021-11-28 23:59:59+00"}]');
+SELECT * FROM old_windows('weeks');
+
+-- Under a day: fixed lengths from the Unix epoch, named to the second, from
+-- the lower bound's time in the zone.
+CREATE TABLE quarter_hours (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('quarter_hours', interval '15 minutes', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT count(*) FROM partheal_append('quarter_hours', '[{"at": "2021-12-01 10:07:00+00"}, {"at": "2021-12-01 10:15:00+00"}]');
+SELECT * FROM old_windows('quarter_hours');
+CREATE TABLE seconds (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('seconds', interval '2 seconds', premake => 0);
+SELECT count(*) FROM partheal_append('seconds', '[{"at": "1970-01-01 00:00:03+00"}, {"at": "2021-12-01 10:07:01.5+00"}]');
+SELECT * FROM old_windows('seconds');
+
+-- timestamp and date keys: wall-clock windows, no zone.
+SELECT partheal_manage('ts_t', interval '1 hour', premake => 0);
+SELECT count(*) FROM partheal_append('ts_t', '[{"at": "2021-03-28 02:30:00"}, {"at": "2021-03-28 03:10:00"}]');
+SELECT * FROM old_windows('ts_t');
+SELECT partheal_manage('d_t', interval '1 month', premake => 0);
+SELECT count(*) FROM partheal_append('d_t', '[{"day": "2021-02-28"}, {"day": "2020-02-29"}]');
+SELECT * FROM old_windows('d_t');
+
+-- Keys from the column default, evaluated once per row in the backend:
+-- now() is the transaction's time, so every row of a batch has it.
+CREATE TABLE clocked (at timestamptz NOT NULL DEFAULT now(), seen timestamptz DEFAULT clock_timestamp(), n int) PARTITION BY RANGE (at);
+SELECT partheal_manage('clocked', interval '1 hour', premake => 0);
+BEGIN;
+SELECT count(*) FROM partheal_append('clocked', '[{"n": 1}, {"n": 2}, {"n": 3}]');
+SELECT count(DISTINCT at) AS distinct_keys, bool_and(at = now()) AS all_now FROM clocked;
+COMMIT;
+-- A default from a function: the row is stored with the key it was healed for.
+CREATE FUNCTION fixed_past() RETURNS timestamptz LANGUAGE sql AS $$ SELECT timestamptz '2021-07-04 12:00:00+00' $$;
+CREATE TABLE by_function (at timestamptz NOT NULL DEFAULT fixed_past(), n int) PARTITION BY RANGE (at);
+SELECT partheal_manage('by_function', interval '1 day', premake => 0);
+SELECT count(*) FROM partheal_append('by_function', '{"n": 7}');
+SELECT at, n, tableoid::regclass FROM by_function;
+-- A null key, given or from a null default, is refused with nothing created.
+\set VERBOSITY verbose
+SELECT partheal_append('by_function', '{"at": null}');
+ALTER TABLE by_function ALTER COLUMN at DROP DEFAULT;
+SELECT partheal_append('by_function', '{"n": 8}');
+\set VERBOSITY default
+SELECT window_count('by_function');
+
+-- A batch that straddles many windows heals each once, in one round.
+SET partheal.max_retries = 0;
+SELECT count(*) FROM partheal_append('years', (SELECT jsonb_agg(jsonb_build_object('at', make_timestamptz(2000 + g % 8, 6, 1, 0, 0, 0, 'UTC'))) FROM generate_series(1, 40) g));
+RESET partheal.max_retries;
+SELECT count(*) AS windows_before_2025 FROM old_windows('years');
+
+-- Far-off keys: the owner's append heals the one window of its key, never
+-- the gap between.
+SELECT count(*) FROM partheal_append('berlin', '[{"at": "9999-12-31 12:00:00+00"}, {"at": "1970-01-01 00:00:00+00"}]');
+SELECT name, bound FROM (SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'berlin'::regclass) w
+ WHERE name IN ('berlin_p99991231', 'berlin_p19700101') ORDER BY 1;
+-- infinity and -infinity have no window: 22008, nothing created.
+SELECT window_count('berlin') AS before \gset
+\set VERBOSITY verbose
+SELECT partheal_append('berlin', '[{"at": "2021-08-01 00:00:00+00"}, {"at": "infinity"}]');
+SELECT partheal_append('berlin', '{"at": "-infinity"}');
+\set VERBOSITY default
+SELECT window_count('berlin') = :before AS nothing_created;
+-- A partition up to MAXVALUE made by hand takes infinity: no heal, no error.
+CREATE TABLE berlin_end (LIKE berlin);
+ALTER TABLE berlin ATTACH PARTITION berlin_end FOR VALUES FROM ('10000-01-01 00:00:00+00') TO (MAXVALUE);
+SELECT count(*) FROM partheal_append('berlin', '{"at": "infinity"}');
+
+-- Windows made by hand are respected: the heal clips to the gap.
+CREATE TABLE hand (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+CREATE TABLE hand_odd (LIKE hand);
+ALTER TABLE hand ATTACH PARTITION hand_odd FOR VALUES FROM ('2021-05-01 06:00:00+00') TO ('2021-05-02 06:00:00+00');
+SELECT partheal_manage('hand', interval '1 day', premake => 0);
+SELECT count(*) FROM partheal_append('hand', '[{"at": "2021-05-01 01:00:00+00"}, {"at": "2021-05-02 07:00:00+00"}, {"at": "2021-05-03 07:00:00+00"}]');
+SELECT * FROM old_windows('hand');
+
+-- What append returns: a time-keyed table with a sequence-backed id column
+-- returns the ids; without one, a NULL per row stored.
+CREATE TABLE with_ids (id bigserial, at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+SELECT partheal_manage('with_ids', interval '1 day', premake => 0);
+SELECT * FROM partheal_append('with_ids', '[{"body": "a", "at": "2021-01-01 00:00:00+00"}, {"body": "b"}]');
+SELECT id, body FROM with_ids ORDER BY id;
+SELECT * FROM partheal_append('quarters', '[{"at": "2021-01-01 00:00:00+00"}, {}]');
+
+-- partheal_reserve is for ids.
+\set VERBOSITY verbose
+SELECT partheal_reserve('tz_t', 10);
+\set VERBOSITY default
+
+-- The non-owner policy: a role that does not own the table may heal only
+-- premake windows either side of now's.
+CREATE ROLE regress_time_writer;
+GRANT INSERT ON berlin TO regress_time_writer;
+SET ROLE regress_time_writer;
+SELECT window_count('berlin') AS before \gset
+\set VERBOSITY verbose
+SELECT partheal_append('berlin', '{"at": "2022-02-02 12:00:00+00"}');
+\set VERBOSITY default
+DO $$
+BEGIN
+  PERFORM partheal_append('berlin', jsonb_build_object('at', now() + interval '30 days'));
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE '30 days ahead: %', SQLSTATE;
+END $$;
+SELECT window_count('berlin') = :before AS nothing_created;
+-- Within premake (0 here) of now: now's own window, which exists anyway.
+SELECT count(*) FROM partheal_append('berlin', '{}');
+RESET ROLE;
+
+-- partheal_stats shows time-keyed tables beside id-keyed ones.
+SELECT parent, key_type, partition_interval, time_zone, premake, heals > 0 AS healed,
+       next_from, next_to, ahead_claimed_to
+  FROM partheal_stats WHERE parent IN ('berlin'::regclass, 'kolkata'::regclass, 'd_t'::regclass)
+ ORDER BY parent::text;
+
+-- Unmanage and clean up.
+SELECT partheal_unmanage(t) FROM unnest(ARRAY['tz_t', 'ts_t', 'd_t', 'berlin', 'kolkata', 'quarters', 'years', 'weeks', 'quarter_hours', 'seconds', 'clocked', 'by_function', 'hand', 'with_ids']::regclass[]) t;
+DROP ROLE regress_time_writer;
