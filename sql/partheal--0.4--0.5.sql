@@ -41,20 +41,20 @@ COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, interval, integer, int
   'under a day aligned to the Unix epoch; the window holding now() and premake after it are kept, '
   'made before this returns';
 
--- partheal_stats gains the time columns: the view and its function go and
--- come back.
-DROP VIEW @extschema@.partheal_stats;
-DROP FUNCTION @extschema@.partheal_table_state();
-CREATE FUNCTION @extschema@.partheal_table_state(
+-- partheal_stats gains the time columns at its end: the view is replaced, not
+-- dropped, so views and grants on it stay.
+-- The same rows with a time-keyed table's windows too. A function of its
+-- own, so that partheal_stats gains columns (CREATE OR REPLACE VIEW) where
+-- changing partheal_table_state would drop the view, and views users built
+-- on it, in an update.
+CREATE FUNCTION @extschema@.partheal_window_state(
     OUT parent regclass, OUT appends bigint, OUT rows_appended bigint, OUT heals bigint,
     OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
     OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz,
     OUT headroom integer, OUT ahead_claimed_to bigint, OUT next_from bigint, OUT next_to bigint,
     OUT next_reason text, OUT newest_upper text, OUT next_window text)
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
--- Every operator qualified (coalesce is syntax): nothing on a reader's search_path
--- can change what the view runs.
-CREATE VIEW @extschema@.partheal_stats AS
+CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
   SELECT c.parent,
          coalesce(s.appends, 0) AS appends,
          coalesce(s.rows_appended, 0) AS rows_appended,
@@ -77,10 +77,12 @@ CREATE VIEW @extschema@.partheal_stats AS
               ON a.attrelid OPERATOR(pg_catalog.=) p.partrelid
              AND a.attnum OPERATOR(pg_catalog.=) p.partattrs[0]
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS key_type,
-         c.partition_interval, c.time_zone, c.premake, s.newest_upper, s.next_window
+         c.partition_interval, c.time_zone, c.premake, w.newest_upper, w.next_window
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_state() s
-      ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
+      ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
+    LEFT JOIN @extschema@.partheal_window_state() w
+      ON w.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
   'the watermark (the number of the highest partition a create-ahead mark claimed, '
@@ -90,4 +92,3 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   '(default_partition), and the partition the worker creates next (next_from, next_to) and '
   'when (next_reason); for a time-keyed table its key_type, partition_interval, time_zone, '
   'the newest partition''s upper bound (newest_upper) and the next window (next_window)';
-GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;

@@ -95,6 +95,17 @@ CREATE FUNCTION @extschema@.partheal_table_state(
     OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
     OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz,
     OUT headroom integer, OUT ahead_claimed_to bigint, OUT next_from bigint, OUT next_to bigint,
+    OUT next_reason text)
+  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
+-- The same rows with a time-keyed table's windows too. A function of its
+-- own, so that partheal_stats gains columns (CREATE OR REPLACE VIEW) where
+-- changing partheal_table_state would drop the view, and views users built
+-- on it, in an update.
+CREATE FUNCTION @extschema@.partheal_window_state(
+    OUT parent regclass, OUT appends bigint, OUT rows_appended bigint, OUT heals bigint,
+    OUT exhaustions bigint, OUT ahead_requested bigint, OUT ahead_created bigint,
+    OUT ahead_failed bigint, OUT watermark bigint, OUT last_heal timestamptz,
+    OUT headroom integer, OUT ahead_claimed_to bigint, OUT next_from bigint, OUT next_to bigint,
     OUT next_reason text, OUT newest_upper text, OUT next_window text)
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
 -- Every operator qualified (coalesce is syntax): nothing on a reader's search_path
@@ -122,10 +133,12 @@ CREATE VIEW @extschema@.partheal_stats AS
               ON a.attrelid OPERATOR(pg_catalog.=) p.partrelid
              AND a.attnum OPERATOR(pg_catalog.=) p.partattrs[0]
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS key_type,
-         c.partition_interval, c.time_zone, c.premake, s.newest_upper, s.next_window
+         c.partition_interval, c.time_zone, c.premake, w.newest_upper, w.next_window
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_state() s
-      ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
+      ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
+    LEFT JOIN @extschema@.partheal_window_state() w
+      ON w.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
   'the watermark (the number of the highest partition a create-ahead mark claimed, '
