@@ -1,7 +1,10 @@
 # Plain INSERT writers and the worker's sequence poll: a table that a burst
 # outran is caught up without a human, a quiet table keeps one partition
-# ahead, and the headroom grows with the traffic up to its cap. And a 0.1
-# database updated to 0.2 keeps working.
+# ahead, and the headroom grows with the traffic up to its cap. And 0.1, 0.2
+# and 0.3 databases updated to 0.5 keep working.
+# Tables whose scenario is the worker's own poll from no partitions ahead are
+# registered with premake => 0: 0.5's default (4) makes the position's
+# partition and the next 4 at registration, which is not what they test.
 use strict;
 use warnings;
 use FindBin;
@@ -30,7 +33,7 @@ my $partitions = sub {
 $sql->(q{
   CREATE TABLE burst (id bigserial, v text) PARTITION BY RANGE (id);
   CREATE TABLE burst_p0 PARTITION OF burst FOR VALUES FROM (0) TO (1000);
-  SELECT partheal_manage('burst', 1000);
+  SELECT partheal_manage('burst', 1000, premake => 0);
   INSERT INTO burst (v) VALUES ('first');
 });
 my ($ret, $out, $err) = $node->psql('postgres',
@@ -59,7 +62,7 @@ $sql->(q{
   CREATE TABLE quiet (id bigserial, v int) PARTITION BY RANGE (id);
   CREATE TABLE quiet_p0 PARTITION OF quiet FOR VALUES FROM (0) TO (1000);
   SELECT setval('quiet_id_seq', 850);
-  SELECT partheal_manage('quiet', 1000);
+  SELECT partheal_manage('quiet', 1000, premake => 0);
 });
 ok($node->poll_query_until('postgres',
     q{SELECT count(*) = 2 FROM pg_inherits WHERE inhparent = 'quiet'::regclass}),
@@ -102,7 +105,7 @@ note('busy: ' . $sql->(q{SELECT format('%s rows, %s partitions', (SELECT count(*
 $sql->(q{
   CREATE TABLE exact (id bigserial, v int) PARTITION BY RANGE (id);
   CREATE TABLE exact_p0 PARTITION OF exact FOR VALUES FROM (0) TO (1000);
-  SELECT partheal_manage('exact', 1000, 80, nextval_default => true);
+  SELECT partheal_manage('exact', 1000, 80, nextval_default => true, premake => 0);
   INSERT INTO exact (v) SELECT g FROM generate_series(1, 800) g;
 });
 is($sql->(q{SELECT ahead_requested FROM partheal_stats WHERE parent = 'exact'::regclass}), '1',
@@ -126,7 +129,7 @@ cmp_ok($heal_secs, '<', 4, sprintf('without waiting for the held sequence (%.2f 
 $holder->query_safe('COMMIT');
 $holder->quit;
 
-# A database on 0.1 with a managed table, updated to 0.2.
+# A database on 0.1 with a managed table, updated to 0.5.
 $node->safe_psql('postgres', 'CREATE DATABASE old');
 $node->safe_psql('old', q{
   CREATE EXTENSION partheal VERSION '0.1';
@@ -143,7 +146,7 @@ is($node->safe_psql('old', q{SELECT parent, heals FROM my_stats}), 'm|1',
 is($node->safe_psql('old', q{SELECT has_table_privilege('stats_reader', 'partheal_stats', 'SELECT')}),
   't', 'and so does a grant on it');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
-  '0.4', 'ALTER EXTENSION partheal UPDATE reaches 0.4, through 0.2 and 0.3');
+  '0.5', 'ALTER EXTENSION partheal UPDATE reaches 0.5, through 0.2, 0.3 and 0.4');
 # An update ends where a fresh install starts: the same objects, no more
 # (0.4 dropped partheal_boundary_selftest, which 0.1 to 0.3 had).
 my $members = q{SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
@@ -154,7 +157,7 @@ is($node->safe_psql('old', $members), $fresh_members,
   'the updated database has the objects of a fresh install') or diag($fresh_members);
 $node->safe_psql('postgres', 'CREATE DATABASE v03');
 $node->safe_psql('v03', q{CREATE EXTENSION partheal VERSION '0.3'; ALTER EXTENSION partheal UPDATE});
-is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to 0.4');
+is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to 0.5');
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_stats WHERE next_reason IS NOT NULL OR next_reason IS NULL}),
   '1', 'partheal_stats has 0.3\'s next_reason column');
 is($node->safe_psql('old', q{SELECT datname FROM partheal_workers() WHERE datid = (SELECT oid FROM pg_database WHERE datname = 'old')}),
@@ -163,11 +166,67 @@ is($node->safe_psql('old', q{SELECT count(*) FROM partheal_append('m', '[{"v": 3
   '3', 'the managed table keeps taking appends');
 is($node->safe_psql('old', q{SELECT parent, appends FROM partheal_stats}), 'm|2',
   'partheal_stats keeps its rows');
-$node->safe_psql('old', q{SELECT partheal_manage('m', 10, 80, nextval_default => true)});
-# Ids 6 to 8 fit partition 0; id 8 is its mark, which queues partition 1.
-$node->safe_psql('old', 'INSERT INTO m (v) SELECT g FROM generate_series(1, 3) g');
-ok($node->poll_query_until('old', q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'm_p10'}),
-  'and 0.2\'s partheal_nextval default works on it: its mark made the next partition');
+# The update gives a table registered before it premake 4, and the worker
+# acts on it: the position (5) is in m_p0, so m_p10 to m_p40 are kept ahead.
+is($node->safe_psql('old', q{SELECT premake FROM partheal_config WHERE parent = 'm'::regclass}), '4',
+  'the update gave the 0.1 registration premake 4');
+ok($node->poll_query_until('old', q{SELECT count(*) = 4 FROM pg_class WHERE relname IN ('m_p10', 'm_p20', 'm_p30', 'm_p40')}),
+  'and the worker keeps its four partitions ahead');
+# partheal_nextval's mark must meet a partition that does not exist yet, so
+# the floor goes (premake 0) and the ids run up to m_p40's mark: ids 6 to 48
+# draw the marks 8, 18, 28 and 38, whose next partitions exist (no request),
+# and 48, whose next one, m_p50, does not.
+$node->safe_psql('old', q{SELECT partheal_manage('m', 10, 80, nextval_default => true, premake => 0)});
+my $requested = $node->safe_psql('old', q{SELECT ahead_requested FROM partheal_stats});
+$node->safe_psql('old', 'INSERT INTO m (v) SELECT g FROM generate_series(1, 43) g');
+is($node->safe_psql('old', q{SELECT ahead_requested FROM partheal_stats}) - $requested, 1,
+  'and 0.2\'s partheal_nextval default works on it: its mark queued the next partition');
+ok($node->poll_query_until('old', q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'm_p50'}),
+  'which is made');
+
+# A 0.2 database with a managed id table and a window attached out of a
+# DEFAULT partition (0.2 brought partheal_attach_window), updated to 0.5:
+# what it had stays and works, and it gains 0.5's columns and the time form.
+$node->safe_psql('postgres', 'CREATE DATABASE v02');
+my $v02 = sub { $node->safe_psql('v02', shift) };
+$v02->(q{
+  CREATE EXTENSION partheal VERSION '0.2';
+  CREATE TABLE m (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('m', 10);
+  SELECT count(*) FROM partheal_append('m', '[{"v": 1}, {"v": 2}, {"v": 3}]');
+  CREATE TABLE ev (at date NOT NULL, v text) PARTITION BY RANGE (at);
+  CREATE TABLE ev_rest PARTITION OF ev DEFAULT;
+  INSERT INTO ev VALUES ('2026-03-03', 'a'), ('2026-03-20', 'b'), ('2026-05-05', 'rest');
+});
+my $window = $v02->(q{SELECT partition FROM partheal_attach_window('ev', '2026-03-01', '2026-04-01') WHERE outcome = 'attached'});
+like($window, qr/^ev_\w+$/, '0.2: a window is attached out of DEFAULT before the update');
+$v02->('ALTER EXTENSION partheal UPDATE');
+is($v02->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.5',
+  'a 0.2 database updates to 0.5');
+is($v02->($members), $fresh_members, 'with the objects of a fresh install');
+is($v02->(q{SELECT parent, partition_size, mark_percent, premake, partition_interval IS NULL FROM partheal_config}),
+  'm|10|80|4|t', 'the registration is kept, and gets premake 4');
+# An id far past the partitions ahead (which premake 4 may have added by
+# now) needs a heal of its own.
+my $heals = $v02->(q{SELECT heals FROM partheal_stats WHERE parent = 'm'::regclass});
+is($v02->(q{SELECT partheal_append('m', '{"id": 1005, "v": 4}')}), '1005', 'an append after the update');
+is($v02->(q{SELECT tableoid::regclass FROM m WHERE id = 1005}), 'm_p1000', 'lands in the partition it healed');
+is($v02->(q{SELECT heals FROM partheal_stats WHERE parent = 'm'::regclass}) - $heals, 1, 'by one heal');
+is($v02->(qq{SELECT tableoid::regclass, string_agg(v, ',' ORDER BY v) FROM ev GROUP BY 1 ORDER BY 1}),
+  "$window|a,b\nev_rest|rest", 'the attached window is still there with its rows');
+is($v02->(q{SELECT key_type, premake, partition_interval IS NULL, time_zone IS NULL FROM partheal_stats WHERE parent = 'm'::regclass}),
+  'bigint|4|t|t', 'partheal_stats has 0.5\'s columns');
+# The time form, in the updated database: registration makes now's window
+# and premake (4) after it, and a plain INSERT of now() lands in one.
+$v02->(q{
+  CREATE TABLE tt (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  SELECT partheal_manage('tt', interval '1 day');
+});
+like($v02->(q{INSERT INTO tt (body) VALUES ('x') RETURNING tableoid::regclass}), qr/^tt_p\d{8}$/,
+  'a timestamptz table registered by the day in the updated database takes a plain INSERT');
+cmp_ok($v02->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'tt'::regclass}), '>=', 5,
+  'in one of the five windows registration made');
+is($v02->(q{SELECT count(*) FROM partheal_append('tt', '[{"body": "y"}]')}), '1', 'and appends');
 
 # A sequence not drawn from yet is polled too: a table managed with no
 # partition at all, and one whose sequence was RESTARTed past its partitions,
@@ -182,7 +241,7 @@ my $within = sub {  # polls for at most $seconds
   return 0;
 };
 $sql->(q{CREATE TABLE fresh (id bigserial, v int) PARTITION BY RANGE (id);
-  SELECT partheal_manage('fresh', 10)});
+  SELECT partheal_manage('fresh', 10, premake => 0)});
 ok($within->(q{SELECT count(*) >= 1 FROM pg_inherits WHERE inhparent = 'fresh'::regclass}, 3),
   'a table managed with no partition gets its first one without any draw');
 is($sql->(q{INSERT INTO fresh (v) VALUES (1) RETURNING id, tableoid::regclass}), '1|fresh_p0',
