@@ -78,9 +78,11 @@ ok($heals->('appdb'), 'heals work after the cancelled DROP');
 like($err, qr/is being accessed by other users/, 'a DROP DATABASE that fails after its wait');
 ok($worker_back->('appdb'), 'the worker runs again after the failed DROP');
 ok($heals->('appdb'), 'heals work after the failed DROP');
+# premake 0: the partition ahead must be the worker's, and ahead_p0 is made
+# by hand (the default premake would have made ahead_p0 to ahead_p40).
 $node->safe_psql('appdb', q{
   CREATE TABLE ahead (id bigserial, v int) PARTITION BY RANGE (id);
-  SELECT partheal_manage('ahead', 10);
+  SELECT partheal_manage('ahead', 10, premake => 0);
   CREATE TABLE ahead_p0 PARTITION OF ahead FOR VALUES FROM (0) TO (10);
   INSERT INTO ahead (v) SELECT g FROM generate_series(1, 8) g;
 });
@@ -114,7 +116,8 @@ $node->safe_psql('postgres', 'DROP DATABASE copy2');
 
 # A restored database: the dump creates the extension and fills
 # partheal_config without calling partheal_manage. It gets its worker,
-# which keeps a partition ahead for plain INSERT writers.
+# which keeps partitions ahead for plain INSERT writers: premake of them (the
+# column's default, 4, as the row gives none), and one past the mark.
 $node->safe_psql('postgres', 'CREATE DATABASE restored');
 sleep 2;  # the launcher has looked there and found no partheal
 $node->safe_psql('restored', q{
@@ -127,6 +130,9 @@ ok($worker_back->('restored'), 'a restored database gets its worker without part
 $node->safe_psql('restored', 'INSERT INTO r (v) SELECT g FROM generate_series(1, 8) g');
 ok($node->poll_query_until('restored', q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'r_p10'}),
   'and its plain INSERT writers get a partition ahead');
+ok($node->poll_query_until('restored',
+    q{SELECT count(*) = 4 FROM pg_class WHERE relname IN ('r_p10', 'r_p20', 'r_p30', 'r_p40')}),
+  'premake (4) of them');
 $node->safe_psql('postgres', 'DROP DATABASE restored');
 
 # A database made a template keeps its state, and a heal there fails at
@@ -264,7 +270,9 @@ ok($node->poll_query_until('postgres', qq{
 # not stop create-ahead for the others.
 $node->safe_psql('renamed', q{
   CREATE TABLE other (id bigserial, v int) PARTITION BY RANGE (id);
-  SELECT partheal_manage('other', 10);
+  -- premake 0: id 45 and other_p10 must be the heal's and the worker's
+  -- (the default premake makes other_p0 to other_p40 at registration).
+  SELECT partheal_manage('other', 10, premake => 0);
   CREATE TABLE broken (id bigserial, v int) PARTITION BY RANGE (id);
   SELECT partheal_manage('broken', 10);
   ALTER TABLE broken ALTER id DROP DEFAULT;
