@@ -92,7 +92,7 @@ int main() {
   expect_eq(value_suffix(false, "Ab c"), "_pab_c", "other text: letters and digits, lower case");
 
   // The key space asks the same math.
-  KeySpace ids{10, kMin, kMax};
+  KeySpace ids = KeySpace::ids(10, kMin, kMax);
   expect_eq(ids.number_of(25), 2, "KeySpace: 25 is in partition 2");
   int64_t first_key = 0;
   expect_eq(ids.first_key_of(3, &first_key), true, "KeySpace: partition 3 has a first key");
