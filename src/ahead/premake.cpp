@@ -1,5 +1,7 @@
 #include "ahead/premake.hpp"
 
+#include <fmt/format.h>
+
 #include <optional>
 #include <vector>
 
@@ -9,7 +11,9 @@
 #include "partitions/ensure_covering.hpp"
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
+#include "pg/report.hpp"
 #include "pg/sequence.hpp"
+#include "pg/subxact.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -51,7 +55,23 @@ void make_premade(const registry::ManagedTable& table) {
     const bool covered = table.shape.has_default_partition ? partitions::has_own_partition(rel, key)
                                                            : partitions::routes(rel, key);
     pg::guard([&] { relation_close(rel, NoLock); });
-    if (!covered) (void)partitions::ensure_covering(relid, key, spec);
+    if (covered) continue;
+    if (!table.shape.has_default_partition) {
+      (void)partitions::ensure_covering(relid, key, spec);
+      continue;
+    }
+    // A DEFAULT partition holding rows of the window makes its ATTACH fail:
+    // the registration stands, the window is said to be missing, and the
+    // rows stay where they are (partheal_partition_data moves them).
+    try {
+      pg::in_subtransaction([&] { (void)partitions::ensure_covering(relid, key, spec); });
+    } catch (const PgError& e) {
+      pg::report(WARNING, e.sqlerrcode(),
+                 fmt::format("the window of {} for {} was not made: {}",
+                             pg::relation_label(relid), table.key_space().key_text(key), e.what()),
+                 {{}, "Move the DEFAULT partition's rows into windows with "
+                      "partheal_partition_data; the worker then makes the window."});
+    }
   }
 }
 

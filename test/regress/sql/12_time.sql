@@ -218,6 +218,71 @@ SELECT parent, key_type, partition_interval, time_zone, premake, heals > 0 AS he
   FROM partheal_stats WHERE parent IN ('berlin'::regclass, 'kolkata'::regclass, 'd_t'::regclass)
  ORDER BY parent::text;
 
+-- A DEFAULT partition may stay. A row with no window of its own goes there
+-- (nothing is lost, no heal happens), and a window whose rows DEFAULT
+-- holds cannot be attached: partheal_manage warns, and the registration
+-- stands.
+CREATE TABLE with_default (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+CREATE TABLE with_default_d PARTITION OF with_default DEFAULT;
+INSERT INTO with_default (body) VALUES ('now, before registration');
+SET client_min_messages = error;  -- the WARNING names today's window
+SELECT partheal_manage('with_default', interval '1 day', premake => 1);
+RESET client_min_messages;
+SELECT count(*) AS registered FROM partheal_config WHERE parent = 'with_default'::regclass;
+-- Tomorrow's window was made past the DEFAULT; today's was not.
+SELECT count(*) AS windows FROM pg_inherits WHERE inhparent = 'with_default'::regclass AND inhrelid <> 'with_default_d'::regclass;
+SELECT count(*) FROM partheal_append('with_default', '[{"body": "now"}, {"at": "2021-01-01 00:00:00+00"}]');
+SELECT tableoid::regclass, count(*) FROM with_default GROUP BY 1 ORDER BY 1;
+SELECT heals FROM partheal_stats WHERE parent = 'with_default'::regclass;
+SELECT partheal_unmanage('with_default');
+
+-- The worked examples of docs/time-keys.md, as written there (2026). A
+-- window the clock has made already has the same bounds and name.
+CREATE FUNCTION named_windows(p regclass, names text[]) RETURNS TABLE (name name, bound text)
+  LANGUAGE sql AS $$
+  SELECT c.relname, pg_get_expr(c.relpartbound, c.oid)
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+   WHERE i.inhparent = p AND c.relname = ANY (names) ORDER BY 2 $$;
+CREATE TABLE events (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+SELECT partheal_manage('events', interval '1 day', premake => 0, time_zone => 'Europe/Berlin');
+SELECT count(*) FROM partheal_append('events', '[{"at": "2026-03-28 12:00:00+00"}, {"at": "2026-03-29 12:00:00+00"}, {"at": "2026-03-30 12:00:00+00"}, {"at": "2026-10-24 12:00:00+00"}, {"at": "2026-10-25 12:00:00+00"}, {"at": "2026-10-26 12:00:00+00"}]');
+SELECT * FROM named_windows('events', ARRAY['events_p20260328', 'events_p20260329', 'events_p20260330', 'events_p20261024', 'events_p20261025', 'events_p20261026']);
+SET TimeZone = 'Europe/Berlin';
+SELECT * FROM named_windows('events', ARRAY['events_p20260329']);
+SET TimeZone = 'UTC';
+CREATE TABLE invoices (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('invoices', interval '1 month', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT count(*) FROM partheal_append('invoices', '[{"at": "2026-11-15 00:00:00+00"}, {"at": "2026-12-15 00:00:00+00"}, {"at": "2027-01-15 00:00:00+00"}]');
+SELECT * FROM named_windows('invoices', ARRAY['invoices_p20261101', 'invoices_p20261201', 'invoices_p20270101']);
+CREATE TABLE ticks (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('ticks', interval '15 minutes', premake => 0);
+CREATE TABLE ticks_in (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('ticks_in', interval '15 minutes', premake => 0, time_zone => 'Asia/Kolkata');
+CREATE TABLE ticks_hour (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('ticks_hour', interval '1 hour', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT count(*) FROM unnest(ARRAY['ticks', 'ticks_in', 'ticks_hour']::regclass[]) t, LATERAL partheal_append(t, '{"at": "2026-12-01 10:07:00+00"}');
+SELECT * FROM named_windows('ticks', ARRAY['ticks_p20261201_100000']);
+SELECT * FROM named_windows('ticks_in', ARRAY['ticks_in_p20261201_153000']);
+SELECT * FROM named_windows('ticks_hour', ARRAY['ticks_hour_p20261201_153000']);
+CREATE TABLE reports (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('reports', interval '1 week', premake => 0);
+CREATE TABLE reports_be (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('reports_be', interval '1 week', premake => 0, time_zone => 'Europe/Berlin');
+SELECT count(*) FROM unnest(ARRAY['reports', 'reports_be']::regclass[]) t, LATERAL partheal_append(t, '{"at": "2026-12-01 10:07:00+00"}');
+SELECT * FROM named_windows('reports', ARRAY['reports_p20261130']);
+SELECT * FROM named_windows('reports_be', ARRAY['reports_be_p20261130']);
+CREATE TABLE totals (day date NOT NULL DEFAULT CURRENT_DATE, n bigint) PARTITION BY RANGE (day);
+SELECT partheal_manage('totals', interval '3 months', premake => 0);
+SELECT count(*) FROM partheal_append('totals', '{"day": "2026-12-01"}');
+SELECT * FROM named_windows('totals', ARRAY['totals_p20261001']);
+-- Hourly windows named in Berlin repeat a local hour on the autumn day: the
+-- second takes the taken-name suffix.
+CREATE TABLE hourly_be (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+SELECT partheal_manage('hourly_be', interval '1 hour', premake => 0, time_zone => 'Europe/Berlin');
+SELECT count(*) FROM partheal_append('hourly_be', '[{"at": "2026-10-25 00:30:00+00"}, {"at": "2026-10-25 01:30:00+00"}]');
+SELECT * FROM named_windows('hourly_be', ARRAY['hourly_be_p20261025_020000', 'hourly_be_p20261025_020000_1']);
+SELECT partheal_unmanage(t) FROM unnest(ARRAY['events', 'invoices', 'ticks', 'ticks_in', 'ticks_hour', 'reports', 'reports_be', 'totals', 'hourly_be']::regclass[]) t;
+
 -- Unmanage and clean up.
 SELECT partheal_unmanage(t) FROM unnest(ARRAY['tz_t', 'ts_t', 'd_t', 'berlin', 'kolkata', 'quarters', 'years', 'weeks', 'quarter_hours', 'seconds', 'clocked', 'by_function', 'hand', 'with_ids']::regclass[]) t;
 DROP ROLE regress_time_writer;
