@@ -5,6 +5,7 @@
 #   BENCH_ROUNDS   alternating rounds per contender (default 5)
 source "$(dirname "$0")/../lib.sh"
 
+bench_started=$SECONDS
 seconds=${BENCH_SECONDS:-10}
 rounds=${BENCH_ROUNDS:-5}
 install_packages postgresql-15-partman valgrind
@@ -230,6 +231,108 @@ for r in $(seq "$rounds"); do
 done
 prep_nv=$(median "${nv_runs[@]}"); prep_ph=$(median "${ph_runs[@]}")
 
+say "time keys: single-row partheal_append against plain INSERT, prepared, daily windows that exist"
+# The same shape for both: now()'s UTC day and the 4 after it. partheal's
+# are made by partheal_manage (premake 4); plain PostgreSQL's by hand.
+psql_b >/dev/null <<'SQL'
+CREATE TABLE time_ph (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+SELECT partheal_manage('time_ph', interval '1 day');
+SELECT partheal_append('time_ph', '{"body": "warm"}');
+CREATE TABLE time_plain (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+SELECT format('CREATE TABLE time_plain_p%s PARTITION OF time_plain FOR VALUES FROM (%L) TO (%L)',
+              to_char(d, 'YYYYMMDD'), d AT TIME ZONE 'UTC', (d + interval '1 day') AT TIME ZONE 'UTC')
+  FROM generate_series(date_trunc('day', now() AT TIME ZONE 'UTC'),
+                       date_trunc('day', now() AT TIME ZONE 'UTC') + interval '4 days', interval '1 day') d \gexec
+SQL
+time_parts=$(psql_b -c "SELECT (SELECT count(*) FROM pg_inherits WHERE inhparent = 'time_ph'::regclass) || ' / ' ||
+                               (SELECT count(*) FROM pg_inherits WHERE inhparent = 'time_plain'::regclass)")
+echo "SELECT partheal_append('time_ph', '{\"body\": \"x\"}');" > "$work/time_append.sql"
+echo "INSERT INTO time_plain (body) VALUES ('x');" > "$work/time_insert.sql"
+chown postgres "$work"/time_*.sql
+tins_runs=(); tapp_runs=()
+for r in $(seq "$rounds"); do
+  tins_runs+=("$(tps_prepared "$work/time_insert.sql")")
+  tapp_runs+=("$(tps_prepared "$work/time_append.sql")")
+  echo "round $r: INSERT ${tins_runs[-1]} tps, partheal_append ${tapp_runs[-1]} tps," \
+       "ratio $(awk "BEGIN{printf \"%.3f\", ${tapp_runs[-1]}/${tins_runs[-1]}}")"
+done
+time_ins=$(median "${tins_runs[@]}"); time_app=$(median "${tapp_runs[@]}")
+
+tw_seconds=${BENCH_WINDOW_SECONDS:-30}
+tw_clients=${BENCH_WINDOW_CLIENTS:-2}
+say "time keys: $tw_clients plain INSERT writers of DEFAULT now() for ${tw_seconds}s through 1-second windows, premake 2"
+# partheal (no DEFAULT: a row without a window fails) against pg_partman 4.7
+# (its DEFAULT, made by create_parent, takes such rows), one after the
+# other. pg_partman accepts intervals down to 1 second; its background
+# worker runs maintenance every second (pg_partman_bgw.interval = 1, its
+# shortest). Each insert goes through a function that counts a failure
+# instead of stopping the client: 23514 (no partition for the row) and any
+# other error apart.
+# Each table is registered right before its writers start: pg_partman
+# makes no child for a set that has no rows (its #332), so a set created
+# before the other contender's 30 s would meet its writers with no child for
+# now, and send every row to DEFAULT.
+psql_b >/dev/null <<'SQL'
+CREATE TABLE tw_ph (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+CREATE TABLE tw_pm (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+CREATE SEQUENCE tw_ph_no_partition; CREATE SEQUENCE tw_ph_other;
+CREATE SEQUENCE tw_pm_no_partition; CREATE SEQUENCE tw_pm_other;
+CREATE FUNCTION tw_ph_insert() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO tw_ph (body) VALUES ('x');
+EXCEPTION
+  WHEN check_violation THEN PERFORM nextval('tw_ph_no_partition');
+  WHEN OTHERS THEN PERFORM nextval('tw_ph_other');
+END $$;
+CREATE FUNCTION tw_pm_insert() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO tw_pm (body) VALUES ('x');
+EXCEPTION
+  WHEN check_violation THEN PERFORM nextval('tw_pm_no_partition');
+  WHEN OTHERS THEN PERFORM nextval('tw_pm_other');
+END $$;
+SQL
+echo "SELECT tw_ph_insert();" > "$work/tw_ph.sql"
+echo "SELECT tw_pm_insert();" > "$work/tw_pm.sql"
+chown postgres "$work"/tw_*.sql
+seq_count() { psql_b -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM $1"; }
+declare -A tw_fail tw_other tw_rows tw_default tw_parts tw_aborted tw_crossed tw_done
+register_tw() {
+  if [ "$1" = ph ]; then psql_b -c "SELECT partheal_manage('tw_ph', interval '1 second', premake => 2)"
+  else psql_b -c "SELECT partman.create_parent('public.tw_pm', 'at', 'native', '1 second', p_premake := 2)"
+  fi >/dev/null
+}
+for who in ph pm; do
+  log_from=$(wc -l < "$work/server.log")
+  register_tw "$who"
+  t_from=$(psql_b -c "SELECT now()")
+  out=$(pgbench_c -n -c "$tw_clients" -j "$tw_clients" -T "$tw_seconds" -f "$work/tw_$who.sql" 2>&1 || true)
+  tw_aborted[$who]=$(grep -c 'aborted' <<<"$out" || true)
+  tw_fail[$who]=$(seq_count "tw_${who}_no_partition")
+  tw_other[$who]=$(seq_count "tw_${who}_other")
+  tw_rows[$who]=$(psql_b -c "SELECT count(*) FROM tw_$who")
+  tw_parts[$who]=$(psql_b -c "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                               WHERE i.inhparent = 'tw_$who'::regclass AND NOT c.relpartbound IS NULL
+                                 AND pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'")
+  # The windows the writers went through: the seconds from their start on.
+  tw_crossed[$who]=$(psql_b -c "SELECT count(DISTINCT date_trunc('second', at)) FROM tw_$who WHERE at >= '$t_from'")
+  tw_done[$who]=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+  echo "$who: ${tw_done[$who]} inserts through ${tw_crossed[$who]} windows, ${tw_fail[$who]} without a partition," \
+       "${tw_other[$who]} other errors, ${tw_aborted[$who]} clients aborted, ${tw_parts[$who]} windows in all"
+  # What went wrong on the server meanwhile (a caught error is not logged).
+  tail -n +"$((log_from + 1))" "$work/server.log" > "$work/tw_$who.log"
+  grep -E 'ERROR|WARNING|FATAL' "$work/tw_$who.log" | sed 's/^[^]]*\] //' | sort | uniq -c | sort -rn | head -5 || true
+done
+tw_default[pm]=$(psql_b -c "SELECT count(*) FROM tw_pm_default")
+# pg_partman's maintenance runs that failed: a child's ATTACH found rows of
+# its range in DEFAULT (pg_partman #398 and others).
+tw_pm_maint_errors=$(grep -c 'ERROR: .*default partition .* would be violated' "$work/tw_pm.log" || true)
+# Neither goes on making 1-second windows for the rest of the run.
+psql_b >/dev/null <<'SQL'
+SELECT partheal_unmanage('tw_ph');
+UPDATE partman.part_config SET automatic_maintenance = 'off' WHERE parent_table = 'public.tw_pm';
+SQL
+
 say "instructions: 2000 single-row appends vs 2000 INSERT ... RETURNING id, callgrind, single-user backend"
 # Instruction counts do not move with the machine's load, unlike tps.
 cg="$work/callgrind"
@@ -247,6 +350,10 @@ SELECT partheal_manage('heal_t', 100000000);
 CREATE TABLE nv_t (id bigserial, body text) PARTITION BY RANGE (id);
 CREATE TABLE nv_t_p0 PARTITION OF nv_t FOR VALUES FROM (0) TO (100000000);
 SELECT partheal_manage('nv_t', 100000000, 80, true);
+CREATE TABLE time_ph (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+SELECT partheal_manage('time_ph', interval '1 day');
+CREATE TABLE time_plain (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+DO $$ DECLARE d timestamp; BEGIN FOR d IN SELECT generate_series(date_trunc('day', now() AT TIME ZONE 'UTC'), date_trunc('day', now() AT TIME ZONE 'UTC') + interval '4 days', interval '1 day') LOOP EXECUTE format('CREATE TABLE time_plain_p%s PARTITION OF time_plain FOR VALUES FROM (%L) TO (%L)', to_char(d, 'YYYYMMDD'), d AT TIME ZONE 'UTC', (d + interval '1 day') AT TIME ZONE 'UTC'); END LOOP; END $$;
 SQL
 instructions() {
   as_pg valgrind --tool=callgrind --callgrind-out-file=/dev/null postgres --single -D "$cg/data" postgres \
@@ -262,6 +369,11 @@ for n in 1 2001; do
     for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/pins$n.sql"
   { echo "PREPARE p AS INSERT INTO nv_t (body) VALUES ('x');"
     for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/nv$n.sql"
+  # Time key, both prepared, as the tps rounds run them.
+  { echo "PREPARE p AS SELECT partheal_append('time_ph', '{\"body\": \"x\"}');"
+    for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/tapp$n.sql"
+  { echo "PREPARE p AS INSERT INTO time_plain (body) VALUES ('x');"
+    for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/tins$n.sql"
 done
 chown postgres "$cg"/*.sql
 per_statement() { local base; base=$(instructions "$cg/${1}1.sql"); echo $(( ($(instructions "$cg/${1}2001.sql") - base) / 2000 )); }
@@ -269,6 +381,8 @@ cg_app=$(per_statement app)
 cg_ins=$(per_statement ins)
 cg_pins=$(per_statement pins)
 cg_nv=$(per_statement nv)
+cg_tapp=$(per_statement tapp)
+cg_tins=$(per_statement tins)
 
 say "idle tables: transactions and worker CPU per poll, 10, 100 and 1,000 managed tables, naptime 100ms"
 # Each count in a database of its own, where no session is connected: its
@@ -362,9 +476,9 @@ printf '%-58s %14s %14s %8s\n' "burst, 50,000 inserts: failed (partheal vs pg_pa
   "$(( 50000 - ${burst_ph_done:-0} ))" "$burst_pm_failed" "-"
 printf '%-58s %14s %14s %8s\n' "burst, rows landed" "$burst_ph_rows" "$burst_pm_rows" "-"
 for size in 1000 10000; do
-  printf '%-58s %14s %14s %8s\n' "plain INSERT burst, size $size, failed: nextval default / partman" \
+  printf '%-58s %14s %14s %8s\n' "cold INSERT burst, size $size, failed: nextval / partman" \
     "${pw_nextval[$size]}" "${pw_partman[$size]}" "-"
-  printf '%-58s %14s %14s %8s\n' "plain INSERT burst, size $size, failed: poll alone / partman" \
+  printf '%-58s %14s %14s %8s\n' "cold INSERT burst, size $size, failed: premake 4 / partman" \
     "${pw_poll[$size]}" "${pw_partman[$size]}" "-"
 done
 printf '%-58s %14s %14s %8s\n' "recovery: a plain INSERT lands again after a burst" "$recovery_ms ms" "-" "-"
@@ -379,9 +493,21 @@ printf '%-58s %14s %14s %8s\n' "prepared INSERT tps: partheal_nextval / nextval 
   "$(awk "BEGIN{printf \"%.3f\", $prep_ph/$prep_nv}")"
 printf '%-58s %14s %14s %8s\n' "instructions per prepared INSERT: partheal_nextval / nextval" "$cg_nv" "$cg_pins" \
   "$(awk "BEGIN{printf \"%.3f\", $cg_nv/$cg_pins}")"
+printf '%-58s %14s %14s %8s\n' "time key: single-row tps, prepared (append / INSERT)" "$time_app" "$time_ins" \
+  "$(awk "BEGIN{printf \"%.3f\", $time_app/$time_ins}")"
+printf '%-58s %14s %14s %8s\n' "time key: instructions per prepared statement (callgrind)" "$cg_tapp" "$cg_tins" \
+  "$(awk "BEGIN{printf \"%.3f\", $cg_tins/$cg_tapp}")"
+printf '%-58s %14s %14s %8s\n' "1 s windows, ${tw_clients} writers, ${tw_seconds} s: inserts (windows) / partman" \
+  "${tw_done[ph]} (${tw_crossed[ph]})" "${tw_done[pm]} (${tw_crossed[pm]})" "-"
+printf '%-58s %14s %14s %8s\n' "  failed inserts: no partition / other error" \
+  "${tw_fail[ph]} / ${tw_other[ph]}" "${tw_fail[pm]} / ${tw_other[pm]}" "-"
+printf '%-58s %14s %14s %8s\n' "  rows in DEFAULT (partheal has none) / rows landed" \
+  "- / ${tw_rows[ph]}" "${tw_default[pm]} / ${tw_rows[pm]}" "-"
+printf '%-58s %14s %14s %8s\n' "  pg_partman maintenance runs that failed on its DEFAULT" "-" "$tw_pm_maint_errors" "-"
 if [ ${#pg18[@]} -eq 5 ]; then
   printf '%-58s %14s %14s %8s\n' "PostgreSQL ${pg18[0]} (assertions on): single-row tps, simple" "${pg18[1]}" "${pg18[2]}" \
     "$(awk "BEGIN{printf \"%.3f\", ${pg18[1]}/${pg18[2]}}")"
   printf '%-58s %14s %14s %8s\n' "PostgreSQL ${pg18[0]} (assertions on): single-row tps, prepared" "${pg18[3]}" "${pg18[4]}" \
     "$(awk "BEGIN{printf \"%.3f\", ${pg18[3]}/${pg18[4]}}")"
 fi
+echo "(make bench took $(( (SECONDS - bench_started) / 60 )) min $(( (SECONDS - bench_started) % 60 )) s)"
