@@ -50,12 +50,15 @@ xid_insert=$(( after - before ))
 say "subtransaction XIDs: 10,000 appends in one transaction, partition size 1000"
 { echo "BEGIN;"; for i in $(seq 10000); do echo "SELECT partheal_append('tx_t', '{\"body\": \"x\"}');"; done; echo "COMMIT;"; } > "$work/tx.sql"
 chown postgres "$work/tx.sql"
+log_from=$(wc -l < "$work/server.log")
 before=$(xmax); psql_b -f "$work/tx.sql" >/dev/null; after=$(xmax)
-heals=$(grep -c 'PHL01 heal: no partition of "public.tx_t"' "$work/server.log" || true)
+tail -n +"$((log_from + 1))" "$work/server.log" > "$work/tx.log"
+heals=$(grep -c 'PHL01 heal: no partition of "public.tx_t"' "$work/tx.log" || true)
 # xmax counts every XID in the cluster: the top-level one, and the worker's
-# own DDL transactions (one per partition it creates); the rest are the
-# appends' subtransactions.
-created=$(grep -c 'PHL02 created partition "public.tx_t_' "$work/server.log" || true)
+# own DDL transactions (one per partition it creates meanwhile: not the
+# premake partitions partheal_manage made); the rest are the appends'
+# subtransactions.
+created=$(grep -c 'PHL02 created partition "public.tx_t_' "$work/tx.log" || true)
 subxids=$(( after - before - 1 - created ))
 
 say "throughput: pgbench, 2 clients, synchronous_commit=off, ${rounds} alternating rounds of ${seconds}s"
@@ -260,78 +263,69 @@ time_ins=$(median "${tins_runs[@]}"); time_app=$(median "${tapp_runs[@]}")
 
 tw_seconds=${BENCH_WINDOW_SECONDS:-30}
 tw_clients=${BENCH_WINDOW_CLIENTS:-2}
-say "time keys: $tw_clients plain INSERT writers of DEFAULT now() for ${tw_seconds}s through 1-second windows, premake 2"
+tw_idle=5
+say "time keys: $tw_clients plain INSERT writers of DEFAULT now() through 1-second windows, premake 2"
 # partheal (no DEFAULT: a row without a window fails) against pg_partman 4.7
 # (its DEFAULT, made by create_parent, takes such rows), one after the
 # other. pg_partman accepts intervals down to 1 second; its background
 # worker runs maintenance every second (pg_partman_bgw.interval = 1, its
 # shortest). Each insert goes through a function that counts a failure
 # instead of stopping the client: 23514 (no partition for the row) and any
-# other error apart.
-# Each table is registered right before its writers start: pg_partman
-# makes no child for a set that has no rows (its #332), so a set created
-# before the other contender's 30 s would meet its writers with no child for
-# now, and send every row to DEFAULT.
-psql_b >/dev/null <<'SQL'
-CREATE TABLE tw_ph (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-CREATE TABLE tw_pm (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-CREATE SEQUENCE tw_ph_no_partition; CREATE SEQUENCE tw_ph_other;
-CREATE SEQUENCE tw_pm_no_partition; CREATE SEQUENCE tw_pm_other;
-CREATE FUNCTION tw_ph_insert() RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO tw_ph (body) VALUES ('x');
-EXCEPTION
-  WHEN check_violation THEN PERFORM nextval('tw_ph_no_partition');
-  WHEN OTHERS THEN PERFORM nextval('tw_ph_other');
-END $$;
-CREATE FUNCTION tw_pm_insert() RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO tw_pm (body) VALUES ('x');
-EXCEPTION
-  WHEN check_violation THEN PERFORM nextval('tw_pm_no_partition');
-  WHEN OTHERS THEN PERFORM nextval('tw_pm_other');
-END $$;
-SQL
-echo "SELECT tw_ph_insert();" > "$work/tw_ph.sql"
-echo "SELECT tw_pm_insert();" > "$work/tw_pm.sql"
-chown postgres "$work"/tw_*.sql
+# other error apart. Two cases for each contender:
+#   tw: registered right before the writers start, who write ${tw_seconds} s;
+#   tl: registered, ${tw_idle} s with no rows (a set that its application
+#       fills later), then writers for 10 s. pg_partman makes no child for a
+#       set that has no rows (its #332).
 seq_count() { psql_b -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM $1"; }
-declare -A tw_fail tw_other tw_rows tw_default tw_parts tw_aborted tw_crossed tw_done
-register_tw() {
-  if [ "$1" = ph ]; then psql_b -c "SELECT partheal_manage('tw_ph', interval '1 second', premake => 2)"
-  else psql_b -c "SELECT partman.create_parent('public.tw_pm', 'at', 'native', '1 second', p_premake := 2)"
-  fi >/dev/null
-}
-for who in ph pm; do
-  log_from=$(wc -l < "$work/server.log")
-  register_tw "$who"
-  t_from=$(psql_b -c "SELECT now()")
-  out=$(pgbench_c -n -c "$tw_clients" -j "$tw_clients" -T "$tw_seconds" -f "$work/tw_$who.sql" 2>&1 || true)
-  tw_aborted[$who]=$(grep -c 'aborted' <<<"$out" || true)
-  tw_fail[$who]=$(seq_count "tw_${who}_no_partition")
-  tw_other[$who]=$(seq_count "tw_${who}_other")
-  tw_rows[$who]=$(psql_b -c "SELECT count(*) FROM tw_$who")
-  tw_parts[$who]=$(psql_b -c "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-                               WHERE i.inhparent = 'tw_$who'::regclass AND NOT c.relpartbound IS NULL
-                                 AND pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'")
-  # The windows the writers went through: the seconds from their start on.
-  tw_crossed[$who]=$(psql_b -c "SELECT count(DISTINCT date_trunc('second', at)) FROM tw_$who WHERE at >= '$t_from'")
-  tw_done[$who]=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-  echo "$who: ${tw_done[$who]} inserts through ${tw_crossed[$who]} windows, ${tw_fail[$who]} without a partition," \
-       "${tw_other[$who]} other errors, ${tw_aborted[$who]} clients aborted, ${tw_parts[$who]} windows in all"
-  # What went wrong on the server meanwhile (a caught error is not logged).
-  tail -n +"$((log_from + 1))" "$work/server.log" > "$work/tw_$who.log"
-  grep -E 'ERROR|WARNING|FATAL' "$work/tw_$who.log" | sed 's/^[^]]*\] //' | sort | uniq -c | sort -rn | head -5 || true
-done
-tw_default[pm]=$(psql_b -c "SELECT count(*) FROM tw_pm_default")
-# pg_partman's maintenance runs that failed: a child's ATTACH found rows of
-# its range in DEFAULT (pg_partman #398 and others).
-tw_pm_maint_errors=$(grep -c 'ERROR: .*default partition .* would be violated' "$work/tw_pm.log" || true)
-# Neither goes on making 1-second windows for the rest of the run.
-psql_b >/dev/null <<'SQL'
-SELECT partheal_unmanage('tw_ph');
-UPDATE partman.part_config SET automatic_maintenance = 'off' WHERE parent_table = 'public.tw_pm';
+declare -A tw_fail tw_other tw_rows tw_default tw_aborted tw_crossed tw_done tw_maint
+# tw_case CASE WHO IDLE SECONDS: table CASE_WHO, results under [CASE_WHO].
+tw_case() {
+  local t=$1_$2 who=$2 idle=$3 secs=$4 log_from t_from out
+  psql_b >/dev/null <<SQL
+CREATE TABLE $t (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+CREATE SEQUENCE ${t}_no_partition; CREATE SEQUENCE ${t}_other;
+CREATE FUNCTION ${t}_insert() RETURNS void LANGUAGE plpgsql AS \$\$
+BEGIN
+  INSERT INTO $t (body) VALUES ('x');
+EXCEPTION
+  WHEN check_violation THEN PERFORM nextval('${t}_no_partition');
+  WHEN OTHERS THEN PERFORM nextval('${t}_other');
+END \$\$;
 SQL
+  echo "SELECT ${t}_insert();" > "$work/$t.sql"
+  chown postgres "$work/$t.sql"
+  log_from=$(wc -l < "$work/server.log")
+  if [ "$who" = ph ]; then psql_b -c "SELECT partheal_manage('$t', interval '1 second', premake => 2)"
+  else psql_b -c "SELECT partman.create_parent('public.$t', 'at', 'native', '1 second', p_premake := 2)"
+  fi >/dev/null
+  sleep "$idle"
+  t_from=$(psql_b -c "SELECT now()")
+  out=$(pgbench_c -n -c "$tw_clients" -j "$tw_clients" -T "$secs" -f "$work/$t.sql" 2>&1 || true)
+  tw_aborted[$t]=$(grep -c 'aborted' <<<"$out" || true)
+  tw_fail[$t]=$(seq_count "${t}_no_partition")
+  tw_other[$t]=$(seq_count "${t}_other")
+  tw_rows[$t]=$(psql_b -c "SELECT count(*) FROM $t")
+  tw_default[$t]=$(psql_b -c "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                               WHERE i.inhparent = '$t'::regclass AND pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT'")
+  if [ "${tw_default[$t]}" = 1 ]; then tw_default[$t]=$(psql_b -c "SELECT count(*) FROM ${t}_default"); else tw_default[$t]=-; fi
+  # The windows the writers went through: the seconds from their start on.
+  tw_crossed[$t]=$(psql_b -c "SELECT count(DISTINCT date_trunc('second', at)) FROM $t WHERE at >= '$t_from'")
+  tw_done[$t]=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+  # Neither goes on making 1-second windows for the rest of the run.
+  if [ "$who" = ph ]; then psql_b -c "SELECT partheal_unmanage('$t')"
+  else psql_b -c "UPDATE partman.part_config SET automatic_maintenance = 'off' WHERE parent_table = 'public.$t'"
+  fi >/dev/null
+  # What went wrong on the server meanwhile (a caught error is not logged);
+  # for pg_partman, the maintenance runs that failed because a new child's
+  # range had rows in DEFAULT (pg_partman #398 and others).
+  tail -n +"$((log_from + 1))" "$work/server.log" > "$work/$t.log"
+  tw_maint[$t]=$(grep -c 'ERROR: .*default partition .* would be violated' "$work/$t.log" || true)
+  echo "$t: ${tw_done[$t]} inserts through ${tw_crossed[$t]} windows, ${tw_fail[$t]} without a partition," \
+       "${tw_other[$t]} other errors, ${tw_aborted[$t]} clients aborted, ${tw_default[$t]} rows in DEFAULT"
+  grep -E 'ERROR|WARNING|FATAL' "$work/$t.log" | sed 's/^[^]]*\] //' | sort | uniq -c | sort -rn | head -5 || true
+}
+for who in ph pm; do tw_case tw "$who" 0 "$tw_seconds"; done
+for who in ph pm; do tw_case tl "$who" "$tw_idle" 10; done
 
 say "instructions: 2000 single-row appends vs 2000 INSERT ... RETURNING id, callgrind, single-user backend"
 # Instruction counts do not move with the machine's load, unlike tps.
@@ -468,7 +462,7 @@ printf '%-58s %14s %14s %8s\n' "single-row tps, median of $rounds (INSERT ... RE
   "$(awk "BEGIN{printf \"%.3f\", $app/$ins}")"
 printf '%-58s %14s %14s %8s\n' "instructions per single-row statement (callgrind)" "$cg_app" "$cg_ins" \
   "$(awk "BEGIN{printf \"%.3f\", $cg_ins/$cg_app}")"
-printf '%-58s %14s %14s %8s\n' "heals, 1 writer, 20 boundaries (the first partition: 1)" "$one_heals" "-" "-"
+printf '%-58s %14s %14s %8s\n' "heals, 1 writer, 20 boundaries (premake made the first: 0)" "$one_heals" "-" "-"
 printf '%-58s %14s %14s %8s\n' "p99 latency: within 500 ids of a boundary / mid" "$lat_boundary us" "$lat_mid us" \
   "$(awk "BEGIN{printf \"%.3f\", $lat_boundary/$lat_mid}")"
 printf '%-58s %14s %14s %8s\n' "worst first append into a new partition" "$lat_first us" "-" "-"
@@ -500,13 +494,16 @@ printf '%-58s %14s %14s %8s\n' "time key: single-row tps, prepared (append / INS
   "$(awk "BEGIN{printf \"%.3f\", $time_app/$time_ins}")"
 printf '%-58s %14s %14s %8s\n' "time key: instructions per prepared statement (callgrind)" "$cg_tapp" "$cg_tins" \
   "$(awk "BEGIN{printf \"%.3f\", $cg_tins/$cg_tapp}")"
-printf '%-58s %14s %14s %8s\n' "1 s windows, ${tw_clients} writers, ${tw_seconds} s: inserts (windows) / partman" \
-  "${tw_done[ph]} (${tw_crossed[ph]})" "${tw_done[pm]} (${tw_crossed[pm]})" "-"
-printf '%-58s %14s %14s %8s\n' "  failed inserts: no partition / other error" \
-  "${tw_fail[ph]} / ${tw_other[ph]}" "${tw_fail[pm]} / ${tw_other[pm]}" "-"
-printf '%-58s %14s %14s %8s\n' "  rows in DEFAULT (partheal has none) / rows landed" \
-  "- / ${tw_rows[ph]}" "${tw_default[pm]} / ${tw_rows[pm]}" "-"
-printf '%-58s %14s %14s %8s\n' "  pg_partman maintenance runs that failed on its DEFAULT" "-" "$tw_pm_maint_errors" "-"
+for c in tw tl; do
+  if [ $c = tw ]; then label="1 s windows, ${tw_clients} writers, ${tw_seconds} s"; else label="1 s windows, 10 s after ${tw_idle} s idle"; fi
+  printf '%-58s %14s %14s %8s\n' "$label: inserts (windows) / partman" \
+    "${tw_done[${c}_ph]} (${tw_crossed[${c}_ph]})" "${tw_done[${c}_pm]} (${tw_crossed[${c}_pm]})" "-"
+  printf '%-58s %14s %14s %8s\n' "  failed inserts: no partition / other error" \
+    "${tw_fail[${c}_ph]} / ${tw_other[${c}_ph]}" "${tw_fail[${c}_pm]} / ${tw_other[${c}_pm]}" "-"
+  printf '%-58s %14s %14s %8s\n' "  rows in DEFAULT (partheal has none) / rows landed" \
+    "${tw_default[${c}_ph]} / ${tw_rows[${c}_ph]}" "${tw_default[${c}_pm]} / ${tw_rows[${c}_pm]}" "-"
+  printf '%-58s %14s %14s %8s\n' "  maintenance runs failed on the DEFAULT's rows" "-" "${tw_maint[${c}_pm]}" "-"
+done
 if [ ${#pg18[@]} -eq 5 ]; then
   printf '%-58s %14s %14s %8s\n' "PostgreSQL ${pg18[0]} (assertions on): single-row tps, simple" "${pg18[1]}" "${pg18[2]}" \
     "$(awk "BEGIN{printf \"%.3f\", ${pg18[1]}/${pg18[2]}}")"
