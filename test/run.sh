@@ -58,6 +58,7 @@ say "unit: the key space and create-ahead's math, no PostgreSQL"
 declare -A unit_sources=(
   [key_space]="src/partitions/key_space.cpp"
   [headroom]="src/ahead/headroom.cpp src/partitions/key_space.cpp"
+  [clock]="src/ahead/clock.cpp src/partitions/key_space.cpp"
 )
 for t in "${!unit_sources[@]}"; do
   srcs=()

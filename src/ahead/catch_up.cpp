@@ -80,12 +80,15 @@ bool note_default_partition(Oid relid, Relation rel, const registry::ManagedTabl
   Oid partition = partitions::default_partition(rel);
   if (watch.default_partition == partition) return false;
   watch.default_partition = partition;
+  // A time-keyed table may be registered with one; an id-keyed one got it
+  // after its registration.
   pg::report(WARNING, 0,
-             fmt::format("{} {} has a DEFAULT partition {}, attached after it was registered: "
-                         "rows without a partition of their own go there, and partheal creates "
-                         "no partitions for it until it is detached",
+             fmt::format("{} {} has a DEFAULT partition {}{}: rows without a partition of their "
+                         "own go there, and partheal creates no partitions for it until it is "
+                         "detached",
                          errors::kLogDefaultPartition, pg::relation_label(relid),
-                         pg::relation_label(partition)),
+                         pg::relation_label(partition),
+                         table.shape.key_is_time ? "" : ", attached after it was registered"),
              {{}, "Move its rows into partitions with partheal_attach_window and detach it."});
   return false;
 }
@@ -144,13 +147,13 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at) {
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
   if (rel == nullptr) return;
   registry::TablePtr table = registry::lookup(rel);
-  if (table != nullptr && table->shape.key_is_time) {
-    poll_by_clock(rel, *table, watched, wake_at);
+  if (table != nullptr && !note_default_partition(relid, rel, *table)) {
+    registry::set_next(relid, registry::NextReason::kDefault);
     pg::guard([&] { relation_close(rel, NoLock); });
     return;
   }
-  if (table != nullptr && !note_default_partition(relid, rel, *table)) {
-    registry::set_next(relid, registry::NextReason::kDefault);
+  if (table != nullptr && table->shape.key_is_time) {
+    poll_by_clock(rel, *table, watched, wake_at);
     pg::guard([&] { relation_close(rel, NoLock); });
     return;
   }

@@ -19,12 +19,11 @@ namespace partheal::ahead {
 
 namespace {
 
-// The first key of `plan` that no partition of its own takes. A DEFAULT
-// partition takes every key, so a table with one is asked for its own.
-std::optional<int64> first_missing(Relation rel, const ClockPlan& plan, bool has_default) {
+// The first key of `plan` that no partition takes (a table with a DEFAULT
+// partition is not polled by the clock: partheal makes nothing for it).
+std::optional<int64> first_missing(Relation rel, const ClockPlan& plan) {
   for (int64 key : plan.keys)
-    if (has_default ? !partitions::has_own_partition(rel, key) : !partitions::routes(rel, key))
-      return key;
+    if (!partitions::routes(rel, key)) return key;
   return std::nullopt;
 }
 
@@ -32,14 +31,12 @@ std::optional<int64> first_missing(Relation rel, const ClockPlan& plan, bool has
 void publish(Relation rel, const partitions::KeySpace& keys, const ClockPlan& plan,
              std::optional<int64> missing) {
   const Oid relid = RelationGetRelid(rel);
-  std::vector<partitions::Range> ranges = partitions::attached_ranges(rel);
+
   const partitions::KeySpec& spec = keys.spec();
   registry::KeyFormat format = spec.date_key ? registry::KeyFormat::kDate
                                : spec.zoned  ? registry::KeyFormat::kTimestamptz
                                              : registry::KeyFormat::kTimestamp;
-  registry::set_newest_upper(
-      relid, ranges.empty() ? std::nullopt : std::optional<partitions::Bound>(ranges.back().upper),
-      format);
+  registry::set_newest_upper(relid, partitions::newest_upper(rel), format);
   auto window = [&](int64 n, registry::NextReason reason, int64 at) {
     partitions::Range r = keys.window(n);
     auto value = [&](const partitions::Bound& b, int64 otherwise) {
@@ -52,7 +49,8 @@ void publish(Relation rel, const partitions::KeySpace& keys, const ClockPlan& pl
     window(keys.number_of(*missing), registry::NextReason::kMissing, *missing);
     return;
   }
-  window(plan.last + 1, registry::NextReason::kAtTime, keys.key_at(plan.wake_at));
+  window(plan.last + 1, registry::NextReason::kAtTime,
+         keys.key_at(plan.wake_at + partitions::clock_offset(keys, plan.wake_at)));
 }
 
 }  // namespace
@@ -65,9 +63,10 @@ void poll_by_clock(Relation rel, const registry::ManagedTable& table, std::vecto
     return;
   }
   const partitions::KeySpace keys = table.key_space();
-  const ClockPlan plan =
-      plan_by_clock(keys, table.config.premake, table.config.mark_percent, GetCurrentTimestamp());
-  std::optional<int64> missing = first_missing(rel, plan, table.shape.has_default_partition);
+  const int64 now = GetCurrentTimestamp();
+  const ClockPlan plan = plan_by_clock(keys, table.config.premake, table.config.mark_percent, now,
+                                       partitions::clock_offset(keys, now));
+  std::optional<int64> missing = first_missing(rel, plan);
   publish(rel, keys, plan, missing);
   if (wake_at == 0 || plan.wake_at < wake_at) wake_at = plan.wake_at;
   if (!missing) return;
@@ -90,14 +89,17 @@ partitions::Ensured ensure_next_by_clock(const Watched& w) {
   if (rel == nullptr) return {};
   partitions::refresh_partitions(rel);
   const partitions::KeySpace keys = partitions::space_of(w.spec);
-  const ClockPlan plan = plan_by_clock(keys, w.premake, w.mark_percent, GetCurrentTimestamp());
-  const bool has_default = OidIsValid(partitions::default_partition(rel));
-  std::optional<int64> missing = first_missing(rel, plan, has_default);
+  const int64 now = GetCurrentTimestamp();
+  const ClockPlan plan =
+      plan_by_clock(keys, w.premake, w.mark_percent, now, partitions::clock_offset(keys, now));
+  std::optional<int64> missing = first_missing(rel, plan);
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!missing) return {};
   partitions::Ensured made =
       partitions::ensure_covering(w.relid, *missing, w.spec, partitions::LockWait::kGiveWay);
-  // The window's attempt is the cluster's one: the shared watermark says so.
+  // Creations of one window are one across the cluster through the advisory
+  // lock per window number and the re-check under it (ensure_covering); the
+  // shared watermark records the highest window attempted, as for ids.
   if (!made.partition.empty()) {
     const int64 n = keys.number_of(*missing);
     registry::with_state(w.relid, [n](registry::TableState& s) { (void)registry::claim(&s, n); });

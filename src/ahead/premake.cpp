@@ -1,7 +1,5 @@
 #include "ahead/premake.hpp"
 
-#include <fmt/format.h>
-
 #include <optional>
 #include <vector>
 
@@ -9,11 +7,10 @@
 #include "ahead/headroom.hpp"
 #include "partitions/catalog.hpp"
 #include "partitions/ensure_covering.hpp"
+#include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
-#include "pg/report.hpp"
 #include "pg/sequence.hpp"
-#include "pg/subxact.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -28,8 +25,10 @@ namespace {
 std::vector<int64> keys_needed(const registry::ManagedTable& table) {
   const partitions::KeySpace keys = table.key_space();
   if (keys.is_time()) {
+    const int64 now = GetCurrentTimestamp();
     std::vector<int64_t> needed =
-        plan_by_clock(keys, table.config.premake, table.config.mark_percent, GetCurrentTimestamp())
+        plan_by_clock(keys, table.config.premake, table.config.mark_percent, now,
+                      partitions::clock_offset(keys, now))
             .keys;
     return std::vector<int64>(needed.begin(), needed.end());
   }
@@ -49,29 +48,16 @@ std::vector<int64> keys_needed(const registry::ManagedTable& table) {
 void make_premade(const registry::ManagedTable& table) {
   const Oid relid = table.shape.relid;
   const partitions::KeySpec spec = table.key_spec();
+  // While a DEFAULT partition is attached, partheal makes no partitions
+  // (partheal_manage warns a time-keyed table's owner of it).
+  if (table.shape.has_default_partition) return;
   for (int64 key : keys_needed(table)) {
     Relation rel = pg::open_existing(relid, AccessShareLock);
     partitions::refresh_partitions(rel);
     const bool covered = table.shape.has_default_partition ? partitions::has_own_partition(rel, key)
                                                            : partitions::routes(rel, key);
     pg::guard([&] { relation_close(rel, NoLock); });
-    if (covered) continue;
-    if (!table.shape.has_default_partition) {
-      (void)partitions::ensure_covering(relid, key, spec);
-      continue;
-    }
-    // A DEFAULT partition holding rows of the window makes its ATTACH fail:
-    // the registration stands, the window is said to be missing, and the
-    // rows stay where they are (partheal_partition_data moves them).
-    try {
-      pg::in_subtransaction([&] { (void)partitions::ensure_covering(relid, key, spec); });
-    } catch (const PgError& e) {
-      pg::report(WARNING, e.sqlerrcode(),
-                 fmt::format("the window of {} for {} was not made: {}",
-                             pg::relation_label(relid), table.key_space().key_text(key), e.what()),
-                 {{}, "Move the DEFAULT partition's rows into windows with "
-                      "partheal_partition_data; the worker then makes the window."});
-    }
+    if (!covered) (void)partitions::ensure_covering(relid, key, spec);
   }
 }
 

@@ -14,6 +14,9 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "access/tupdesc.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "utils/datum.h"
 #include "executor/executor.h"
 #include "optimizer/optimizer.h"
 #include "rewrite/rewriteHandler.h"
@@ -21,7 +24,27 @@ extern "C" {
 
 namespace partheal::append {
 
-namespace {}  // namespace
+namespace {
+
+// Counts transaction ends in this backend, from 1.
+uint64_t generation = 1;
+
+void on_xact_end(XactEvent event, void*) noexcept {
+  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+    ++generation;
+}
+
+uint64_t transaction_generation() {
+  static bool registered = false;
+  if (!registered) {
+    pg::guard([] { RegisterXactCallback(on_xact_end, nullptr); });
+    registered = true;
+  }
+  return generation;
+}
+
+}  // namespace
 
 Target::Target(registry::TablePtr table, Relation parent) : table_(std::move(table)) {
   context_ = pg::guard([] {
@@ -97,25 +120,39 @@ Target::~Target() {
 
 bool Target::key_default(Relation parent, Datum* value) {
   const AttrNumber attnum = table_->shape.key_attnum;
-  if (!default_read_) {
-    // Planned once per target, in its context: a new default (ALTER COLUMN
-    // ... SET DEFAULT) changes the table's descriptor, and so the target.
+  const uint64_t now = transaction_generation();
+  const Oid user = GetUserId();
+  if (default_generation_ != now || default_user_ != user) {
+    // Planned as a plain INSERT plans it, once per transaction and user: the
+    // EXECUTE checks are this user's, and a function replaced since is read
+    // again. A new default (ALTER COLUMN ... SET DEFAULT) changes the
+    // table's descriptor, and so the target.
+    if (default_context_ == nullptr)
+      default_context_ = pg::guard([&] {
+        return AllocSetContextCreate(context_, "partheal key default", ALLOCSET_SMALL_SIZES);
+      });
+    MemoryContext cxt = default_context_;
     key_default_ = pg::guard([&] {
-      MemoryContext old = MemoryContextSwitchTo(context_);
+      MemoryContextReset(cxt);
+      MemoryContext old = MemoryContextSwitchTo(cxt);
       Node* def = build_column_default(parent, attnum);
       ExprState* state =
           def == nullptr ? nullptr : ExecInitExpr(expression_planner((Expr*)def), nullptr);
       MemoryContextSwitchTo(old);
       return state;
     });
-    default_read_ = true;
+    default_generation_ = now;
+    default_user_ = user;
   }
   if (key_default_ == nullptr) return false;
   ExprState* state = key_default_;
+  const Column& key = columns_[key_index_];
   bool isnull = false;
   *value = pg::guard([&] {
     ExprContext* econtext = CreateStandaloneExprContext();
     Datum d = ExecEvalExprSwitchContext(state, econtext, &isnull);
+    // Out of the per-tuple memory freed next (a pass-by-reference build).
+    if (!isnull) d = datumCopy(d, key.typbyval, key.typlen);
     FreeExprContext(econtext, true);
     return d;
   });

@@ -63,7 +63,10 @@ void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
   partitions::refresh_partitions(parent);
   const partitions::KeySpace space = table.key_space();
   const int64 reach = table.config.premake;
-  const __int128 at = space.number_of(space.key_at(GetCurrentTransactionStartTimestamp()));
+  // now() as the caller's rows store it: a timestamp or date key's wall
+  // clock is the session's TimeZone.
+  const int64 now = GetCurrentTransactionStartTimestamp();
+  const __int128 at = space.number_of(space.key_at(now + partitions::clock_offset(space, now)));
   for (int64 key : partitions::unrouted(parent, keys)) {
     if (!space.finite(key)) continue;  // the heal refuses it, 22008
     __int128 n = space.number_of(key);

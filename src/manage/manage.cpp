@@ -129,7 +129,8 @@ void cancel_forget(Oid relid) {
 MakeAhead make_ahead = nullptr;
 
 // Writes (with a config) or deletes (without) the table's registration.
-void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config) {
+void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config,
+                  int columns = 6) {
   Interval interval{};
   std::string zone = config ? config->time_zone : std::string();
   Datum zone_text = 0;
@@ -153,7 +154,7 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
   struct Work {
     const std::string* sql;
     pg::spi::Args args;
-  } work{&sql, {config ? 6 : 1, types, values, nulls}};
+  } work{&sql, {config ? columns : 1, types, values, nulls}};
   pg::with_own_sql({}, [&] {
     registry::as_extension_owner(
         [](void* ctx) {
@@ -285,6 +286,21 @@ namespace {
 void register_table(const registry::TableShape& shape, const registry::Config& config) {
   track_or_fail(shape, registry::ManagedTable{shape, config}.key_spec().fingerprint(),
                 config.mark_percent);
+  if (!registry::config_has_time_columns()) {
+    // The library is 0.5's, the extension's objects still 0.4's.
+    if (config.by_time)
+      pg::fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+               "partheal's objects in this database are older than its library",
+               "partheal_config has no columns for a time-keyed registration yet.",
+               "Run ALTER EXTENSION partheal UPDATE.");
+    std::string old_sql = fmt::format(
+        "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent) VALUES ($1, $2, "
+        "$3) ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
+        "mark_percent = EXCLUDED.mark_percent",
+        registry::extension_schema_sql());
+    write_config(old_sql, shape.relid, config, 3);
+    return;
+  }
   std::string sql = fmt::format(
       "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent, premake, "
       "partition_interval, time_zone) VALUES ($1, $2, $3, $4, $5, $6) "
@@ -340,6 +356,14 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
   manage::register_table(shape, config);
+  if (shape.has_default_partition)
+    pg::report(WARNING, 0,
+               fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
+                           "go there, and partheal makes no windows while it is attached",
+                           shape.name),
+               {{},
+                "Move its rows into windows with partheal_partition_data and detach it, and "
+                "partheal makes the windows from then on."});
   manage::make_first_ahead(shape, config);
   manage::want_worker_or_warn();
   PG_RETURN_VOID();

@@ -131,6 +131,14 @@ Snapshot read(Relation parent) {
 
 }  // namespace
 
+std::optional<Bound> newest_upper(Relation parent) {
+  Snapshot s = read(parent);
+  if (s.bounds == nullptr) return std::nullopt;
+  for (int i = s.bounds->ndatums - 1; i > 0; --i)
+    if (s.bounds->indexes[i] >= 0) return bound_at(s.bounds, i, s.key_type);
+  return std::nullopt;
+}
+
 std::vector<Range> attached_ranges(Relation parent) {
   Snapshot s = read(parent);
   std::vector<Range> out;

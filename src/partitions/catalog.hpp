@@ -1,6 +1,7 @@
 // The partitions a parent has now, read from its relcache entry: no SQL.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct ParentFacts {
 // or time column (it was, when it was registered; a registration can outlive that
 // only through a DROP and re-CREATE under the same OID, which cannot happen).
 ParentFacts read_parent(Relation parent);
+
+// The upper bound of the highest attached range partition, if any: read
+// without copying the others.
+std::optional<Bound> newest_upper(Relation parent);
 
 // Ranges of the attached range partitions, in order. Throws PgError.
 std::vector<Range> attached_ranges(Relation parent);

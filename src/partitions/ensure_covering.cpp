@@ -71,23 +71,21 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
   // committed so far, not a cached view that missed one (partitions/catalog.hpp).
   refresh_partitions(rel);
   plan.parent = read_parent(rel);
-  // A time-keyed table may keep a DEFAULT partition: its windows ahead are
-  // attached past it (ATTACH checks that it holds no row for them).
-  const bool past_default = keys.is_time() && OidIsValid(plan.parent.default_partition);
-  if (OidIsValid(plan.parent.default_partition) && !past_default && !has_own_partition(rel, id)) {
+  if (OidIsValid(plan.parent.default_partition) && !has_own_partition(rel, id)) {
     // Only create-ahead gets here: a heal has no routing miss to heal.
     // Attaching would scan the DEFAULT partition under ACCESS EXCLUSIVE
     // and fail on any row it holds for the range: said, not done.
     std::string name = plan.parent.name;
     pg::guard([&] { relation_close(rel, NoLock); });
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-             fmt::format("\"{}\" has a DEFAULT partition, attached after it was registered", name),
+             fmt::format("\"{}\" has a DEFAULT partition{}", name,
+                         keys.is_time() ? "" : ", attached after it was registered"),
              "Rows without a partition of their own go to the DEFAULT partition; partheal "
              "creates no partitions while it is attached.",
              "Move its rows into partitions with partheal_attach_window and detach it, or "
              "unmanage the table.");
   }
-  if (past_default ? !has_own_partition(rel, id) : !routes(rel, id)) {
+  if (!routes(rel, id)) {
     plan.needed = true;
     plan.range = keys.covering(id, attached_ranges(rel));
   }

@@ -82,6 +82,17 @@ KeySpace space_of(const KeySpec& spec) {
   return KeySpace(spec, zone);
 }
 
+int64 clock_offset(const KeySpace& keys, int64 now) {
+  if (!keys.is_time() || keys.spec().zoned) return 0;
+  return pg::guard([&] {
+    struct pg_tm tm;
+    fsec_t fsec = 0;
+    int offset = 0;
+    if (timestamp2tm(now, &offset, &tm, &fsec, nullptr, session_timezone) != 0) return int64{0};
+    return -static_cast<int64>(offset) * USECS_PER_SEC;
+  });
+}
+
 bool time_key_limits(Oid type, int64* min, int64* max) {
   switch (type) {
     case TIMESTAMPOID:

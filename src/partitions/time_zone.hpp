@@ -15,6 +15,13 @@ const Zone* zone_named(const char* name);
 // database lost it since the registration).
 KeySpace space_of(const KeySpec& spec);
 
+// How far the wall clock of a timestamp or date key is ahead of UTC at
+// `now` (a TimestampTz), in microseconds: such a key has no zone, and a
+// writer's now() stores the wall clock of its session's TimeZone, so the
+// clock partheal reads for it is this process's TimeZone (the worker's is
+// the server's setting). 0 for a timestamptz key, whose clock is now itself.
+int64 clock_offset(const KeySpace& keys, int64 now);
+
 // The finite limits of a timestamptz, timestamp or date key as int64
 // (microseconds or days since 2000-01-01); false for any other type.
 bool time_key_limits(Oid type, int64* min, int64* max);

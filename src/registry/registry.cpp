@@ -249,6 +249,18 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
 
 }  // namespace
 
+bool config_has_time_columns() {
+  Oid schema = extension_row().schema;
+  return guard([&] {
+    Oid relid = get_relname_relid("partheal_config", schema);
+    if (!OidIsValid(relid)) return false;
+    Relation rel = table_open(relid, AccessShareLock);
+    bool has = RelationGetDescr(rel)->natts >= 6;
+    table_close(rel, AccessShareLock);
+    return has;
+  });
+}
+
 std::optional<Config> configured(Oid relid) {
   std::vector<std::pair<Oid, Config>> rows = read_config(relid);
   if (rows.empty()) return std::nullopt;

@@ -68,6 +68,10 @@ bool is_cached(Oid relid);
 // transaction's snapshot saw it).
 std::optional<Config> configured(Oid relid);
 
+// False while the config table is 0.4's (the library was updated, ALTER
+// EXTENSION UPDATE not yet run): it has no premake, interval or zone.
+bool config_has_time_columns();
+
 // Every table registered in this database, as committed now.
 std::vector<Oid> registered_tables();
 // The same, or nullopt when the config table is locked (LOCK, ALTER

@@ -2,7 +2,7 @@
 # "## Quick start", in order, on a fresh cluster, and each output it shows
 # in "-- " comment lines compared with what psql prints. Then what its prose
 # promises: the plain INSERT's error, the PHL01 and PHL02 lines, and the
-# partition create-ahead makes once it is turned on.
+# partitions create-ahead makes once it is turned on.
 use strict;
 use warnings;
 use FindBin;
@@ -59,12 +59,17 @@ like($log, qr/PHL01 heal: no partition of "public\.message_log" for id 100/,
 like($log, qr/PHL02 created partition "public\.message_log_p100" FROM \(100\) TO \(200\)/,
   'and the PHL02 line of the partition the worker created');
 
-# Create-ahead is on after the last block: ids reaching 180 make [200, 300).
+# Create-ahead is on after the last block: the call made premake (4)
+# partitions ahead of the position before it returned, [200, 300) to
+# [500, 600); ids reaching 180, the mark, make the worker keep one more.
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname IN
+  ('message_log_p200', 'message_log_p300', 'message_log_p400', 'message_log_p500')}),
+  '4', 'turning create-ahead on made the premake partitions ahead before the call returned');
 $node->safe_psql('postgres', q{
   SELECT partheal_append('message_log', '{"topic": "x"}') FROM generate_series(1, 80);
 });
 ok($node->poll_query_until('postgres',
-  q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'message_log_p200'}),
-  'once create-ahead is on, the worker makes the next partition at the 80% mark');
+  q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'message_log_p600'}),
+  'once ids pass the 80% mark, the worker makes the next partition, [600, 700)');
 
 done_testing();
