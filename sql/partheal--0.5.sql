@@ -47,6 +47,24 @@ COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, interval, integer, int
   'under a day aligned to the Unix epoch; the window holding now() and premake after it are kept, '
   'made before this returns';
 
+-- A second argument with no type yet ('100000', '1 day', a psql :'var')
+-- fits both forms above, and PostgreSQL would refuse to choose: this form
+-- takes it as text and passes it on, a number to the id form and anything
+-- else to the interval form.
+CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition text)
+  RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF partition OPERATOR(pg_catalog.~) '^\s*[0-9]+\s*$' THEN
+    PERFORM @extschema@.partheal_manage(parent, partition::pg_catalog.int8);
+  ELSE
+    PERFORM @extschema@.partheal_manage(parent, partition::pg_catalog.interval);
+  END IF;
+END
+$$;
+COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, text) IS
+  'partheal_manage with an untyped second argument: a number registers an id-keyed table, an '
+  'interval a time-keyed one';
+
 CREATE FUNCTION @extschema@.partheal_unmanage(parent regclass)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_unmanage';
 COMMENT ON FUNCTION @extschema@.partheal_unmanage(regclass) IS 'remove a table''s registration';

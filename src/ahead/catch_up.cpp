@@ -367,10 +367,11 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
                                     settings::ddl_lock_timeout_ms) {
           watch.busy_said = true;
           pg::report(LOG, ERRCODE_LOCK_NOT_AVAILABLE,
-                     fmt::format("{} could not create the partition of {} catching up with its "
-                                 "sequence: other sessions have held or queued for a lock on it "
-                                 "for {} ms; partheal gives way and tries again every poll",
+                     fmt::format("{} could not create the partition of {} catching up with {}: "
+                                 "other sessions have held or queued for a lock on it for {} ms; "
+                                 "partheal gives way and tries again every poll",
                                  errors::kLogCreateFailed, pg::relation_label(w.relid),
+                                 w.by_clock ? "the clock" : "its sequence",
                                  TimestampDifferenceMilliseconds(watch.busy_since, at)));
         }
         continue;

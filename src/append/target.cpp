@@ -14,8 +14,9 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "access/tupdesc.h"
-#include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/inval.h"
+#include "utils/syscache.h"
 #include "utils/datum.h"
 #include "executor/executor.h"
 #include "optimizer/optimizer.h"
@@ -26,19 +27,20 @@ namespace partheal::append {
 
 namespace {
 
-// Counts transaction ends in this backend, from 1.
+// Counts changes to any function (pg_proc: a new body, new grants, a new
+// volatility) this backend has seen, from 1. A key default planned before
+// one may have inlined or folded the old function, or checked EXECUTE
+// against the old grants.
 uint64_t generation = 1;
 
-void on_xact_end(XactEvent event, void*) noexcept {
-  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
-      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
-    ++generation;
+void on_function_change(Datum, int, uint32) noexcept {
+  ++generation;
 }
 
-uint64_t transaction_generation() {
+uint64_t functions_generation() {
   static bool registered = false;
   if (!registered) {
-    pg::guard([] { RegisterXactCallback(on_xact_end, nullptr); });
+    pg::guard([] { CacheRegisterSyscacheCallback(PROCOID, on_function_change, Datum(0)); });
     registered = true;
   }
   return generation;
@@ -120,13 +122,13 @@ Target::~Target() {
 
 bool Target::key_default(Relation parent, Datum* value) {
   const AttrNumber attnum = table_->shape.key_attnum;
-  const uint64_t now = transaction_generation();
+  const uint64_t now = functions_generation();
   const Oid user = GetUserId();
   if (default_generation_ != now || default_user_ != user) {
-    // Planned as a plain INSERT plans it, once per transaction and user: the
-    // EXECUTE checks are this user's, and a function replaced since is read
-    // again. A new default (ALTER COLUMN ... SET DEFAULT) changes the
-    // table's descriptor, and so the target.
+    // Planned again, as a prepared INSERT's plan is, for another user (the
+    // EXECUTE checks are the user's) and after any function changed (a
+    // replaced body, a REVOKE). A new default (ALTER COLUMN ... SET DEFAULT)
+    // changes the table's descriptor, and so the target.
     if (default_context_ == nullptr)
       default_context_ = pg::guard([&] {
         return AllocSetContextCreate(context_, "partheal key default", ALLOCSET_SMALL_SIZES);

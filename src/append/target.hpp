@@ -84,11 +84,11 @@ class Target {
   std::unordered_map<std::string, int> by_name_;
   int key_index_ = -1;
   int id_index_ = -1;
-  // The key default's ExprState, built for one transaction and one user: its
-  // EXECUTE checks are made when it is built, and the functions it calls may
-  // be replaced between transactions.
+  // The key default's ExprState, built for one user and kept until a
+  // function changes: its EXECUTE checks are made when it is built, and the
+  // functions it calls may be replaced.
   MemoryContext default_context_ = nullptr;  // a child of context_, reset per build
-  uint64_t default_generation_ = 0;          // transaction_generation() when built; 0: never
+  uint64_t default_generation_ = 0;          // functions_generation() when built; 0: never
   Oid default_user_ = InvalidOid;
   ExprState* key_default_ = nullptr;  // nullptr: no default
   std::map<std::string, SPIPlanPtr> plans_;

@@ -66,10 +66,24 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
   // Every key is checked before the first partition is made.
   for (int64 id : missing)
     if (!keys.finite(id)) no_window(table, keys, id);
-  std::set<int64> asked;
+  // One request per gap: a window split by partitions made by hand has a
+  // gap on each side of them, and each needs a partition of its own. A key
+  // the partitions made this round cover asks for nothing, and nor does one
+  // whose window another session had made (the next round routes it).
+  std::vector<partitions::Range> made_now;
+  std::set<int64> made_elsewhere;
+  auto covered = [&made_now](int64 key) {
+    for (const partitions::Range& r : made_now)
+      if (partitions::contains(r, key)) return true;
+    return false;
+  };
   for (int64 id : missing) {
-    if (!asked.insert(keys.number_of(id)).second) continue;
+    if (covered(id) || made_elsewhere.count(keys.number_of(id)) > 0) continue;
     partitions::Ensured made = make(table.shape.relid, id, keys.spec());
+    if (made.partition.empty())
+      made_elsewhere.insert(keys.number_of(id));
+    else
+      made_now.push_back(made.made);
     pg::report(
         LOG, 0,
         fmt::format("{} heal: no partition of \"{}\" for {} {} ({}s {}); {}", errors::kLogHeal,

@@ -101,6 +101,7 @@ Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int
   out.partition = child;
   out.range = fmt::format("FROM ({}) TO ({})", keys.bound_sql(plan.range.lower),
                           keys.bound_sql(plan.range.upper));
+  out.made = plan.range;
   pg::as_role(p.owner, [&] {
     create_child_table(relid, p.schema, child, p.name);
     // The bounds are integers or ISO time literals partheal computed, not
@@ -125,7 +126,7 @@ Ensured ensure_covering(Oid relid, int64 id, const KeySpec& spec, LockWait wait)
   return pg::with_own_sql({true, timeout_ms}, [&] {
     take_partition_lock(relid, keys.number_of(id));
     Plan plan = plan_for(relid, id, keys, wait);
-    if (!plan.needed) return Ensured{{}, {}, plan.gave_way};
+    if (!plan.needed) return Ensured{{}, {}, plan.gave_way, {}};
     return create_and_attach(relid, plan, keys, id);
   });
 }

@@ -13,6 +13,7 @@ struct Ensured {
   std::string partition;  // empty when a partition already covered the id
   std::string range;
   bool gave_way = false;  // LockWait::kGiveWay found the parent locked: nothing done
+  Range made;             // the bounds of `partition`, when one was made
 };
 
 // How the parent's SHARE UPDATE EXCLUSIVE lock is waited for. A heal, which

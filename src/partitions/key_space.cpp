@@ -28,6 +28,10 @@ Wide rank(const Bound& b) {
 
 }  // namespace
 
+bool contains(const Range& r, int64_t key) {
+  return rank(r.lower) <= key && key < rank(r.upper);
+}
+
 int64_t partition_number(int64_t id, int64_t size) {
   int64_t q = id / size;
   if (id % size != 0 && id < 0) --q;
@@ -125,7 +129,9 @@ int64_t floor_div(int64_t a, int64_t b) {
 // Far enough past every time type's limits that no window there matters,
 // near enough that day arithmetic cannot overflow.
 constexpr int64_t kDayLimit = int64_t{1} << 40;
-constexpr int64_t kLocalLimit = int64_t{1} << 62;
+// A key this close to int64's ends is past every time type's limits (the
+// zone's offset cannot overflow it), so it has no local time to convert.
+constexpr int64_t kLocalLimit = std::numeric_limits<int64_t>::max() - 2 * 86400LL * 1000000LL;
 
 int64_t clamp64(Wide v) {
   constexpr Wide kMax = std::numeric_limits<int64_t>::max();
@@ -319,10 +325,12 @@ bool KeySpace::first_key_of(int64_t n, int64_t* key) const {
 
 namespace {
 
+// A window wholly past a limit is [MAXVALUE, MAXVALUE) or [MINVALUE,
+// MINVALUE): empty, never a bound outside the type.
 Range cut_to_type(Wide lo, Wide hi, int64_t min, int64_t max) {
   Range out;
-  out.lower = lo <= min ? Bound::min() : Bound::at(static_cast<int64_t>(lo));
-  out.upper = hi > max ? Bound::max() : Bound::at(static_cast<int64_t>(hi));
+  out.lower = lo <= min ? Bound::min() : lo > max ? Bound::max() : Bound::at(static_cast<int64_t>(lo));
+  out.upper = hi > max ? Bound::max() : hi <= min ? Bound::min() : Bound::at(static_cast<int64_t>(hi));
   return out;
 }
 

@@ -30,6 +30,9 @@ struct Range {
   Bound upper;
 };
 
+// True when r takes key.
+bool contains(const Range& r, int64_t key);
+
 // The partition number n with n*size <= id < (n+1)*size; ids below zero too.
 int64_t partition_number(int64_t id, int64_t size);
 

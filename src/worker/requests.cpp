@@ -47,6 +47,7 @@ struct Answer {
   char hint[kTextSize] = {};
   char partition[NAMEDATALEN] = {};
   char range[128] = {};
+  partitions::Range made;
 };
 
 // One per backend: a backend waits for one partition at a time.
@@ -91,6 +92,7 @@ Answer encode(const Creation& c) {
     return a;
   }
   copy_text(a.partition, c.made.partition, sizeof(a.partition));
+  a.made = c.made.made;
   copy_text(a.range, c.made.range, sizeof(a.range));
   a.gave_way = c.made.gave_way;
   return a;
@@ -261,7 +263,7 @@ partitions::Ensured create_covering_partition(Oid relid, int64 id,
              "partheal.heal_wait_timeout if partition creation is slow.");
   }
   if (answer.sqlerrcode != 0) raise_worker_error(answer, relid, what);
-  return partitions::Ensured{answer.partition, answer.range, answer.gave_way};
+  return partitions::Ensured{answer.partition, answer.range, answer.gave_way, answer.made};
 }
 
 namespace {

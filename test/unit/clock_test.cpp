@@ -20,12 +20,13 @@ using unit::kUsPerSec;
 
 namespace {
 
-// The plan's keys as "first,last first,last ...": both ends of each window.
+// The plan's keys after now's own (the first) as "first,last first,last
+// ...": both ends of each window.
 std::string keys_of(const ClockPlan& p) {
   std::string out;
-  for (size_t i = 0; i < p.keys.size(); ++i) {
+  for (size_t i = 1; i < p.keys.size(); ++i) {
     out += std::to_string(p.keys[i]);
-    out += i % 2 == 0 ? "," : " ";
+    out += i % 2 == 1 ? "," : " ";
   }
   if (!out.empty()) out.pop_back();
   return out;
@@ -52,7 +53,9 @@ int main() {
   ClockPlan p = plan_by_clock(day, 4, 80, now);
   expect_eq(p.current, today, "premake 4: the current window is today's");
   expect_eq(p.last, today + 4, "premake 4: the last window is four days on");
-  expect_eq(p.keys.size(), 10u, "premake 4: both ends of five windows");
+  expect_eq(p.keys.size(), 11u, "premake 4: now's key, and both ends of five windows");
+  expect_eq(p.keys.empty() ? 0 : p.keys[0], now,
+            "now's own key first: partitions made by hand may cover both ends of its window");
   expect_eq(keys_of(p),
             windows({{at(2026, 12, 1), at(2026, 12, 2)},
                      {at(2026, 12, 2), at(2026, 12, 3)},
@@ -182,8 +185,8 @@ int main() {
   // The first window of the type: its lower end is MINVALUE, and the plan
   // asks for the type's first key there.
   p = plan_by_clock(day, 0, 80, unit::kTimestampMin + kUsPerHour);
-  expect_eq(p.keys.size(), 2u, "the type's first day: one window");
-  expect_eq(p.keys.empty() ? 0 : p.keys[0], unit::kTimestampMin,
+  expect_eq(p.keys.size(), 3u, "the type's first day: now's key and one window");
+  expect_eq(p.keys.size() < 2 ? 0 : p.keys[1], unit::kTimestampMin,
             "the type's first day: from the first key");
   return unit::summary("clock");
 }

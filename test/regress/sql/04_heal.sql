@@ -12,21 +12,36 @@ ALTER TABLE ev ATTACH PARTITION ev_hand FOR VALUES FROM (13) TO (15);
 SELECT * FROM partheal_append('ev', '[{"id": 11}, {"id": 17}]');
 SELECT partition, bound FROM parts WHERE parent = 'ev'::regclass;
 
--- The loop is bounded: one heal for the boundary plus partheal.max_retries.
--- Here ids 21 and 26 share partition 2, but a hand-made partition splits it,
--- so the first heal covers 21 only and a second heal is needed for 26.
+-- One heal round makes a partition for every gap its ids are in: here ids
+-- 21 and 26 share partition 2, but a hand-made partition splits it, and one
+-- round (partheal.max_retries 0 allows no other) makes both sides.
 CREATE TABLE ev_hand2 (LIKE ev);
 ALTER TABLE ev ATTACH PARTITION ev_hand2 FOR VALUES FROM (23) TO (25);
 SET partheal.max_retries = 0;
+SELECT * FROM partheal_append('ev', '[{"id": 21}, {"id": 26}]');
+SELECT partition, bound FROM parts WHERE parent = 'ev'::regclass AND partition LIKE 'ev_p2%';
+
+-- The loop is bounded: one heal for the boundary plus partheal.max_retries.
+-- A routing miss after a heal (a partition detached in between) is healed
+-- again until the bound, then PH001. Here a trigger fails the insert as
+-- routing does, naming the parent, every time.
+CREATE FUNCTION lost_route() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'no partition of relation "ev" found for row'
+    USING ERRCODE = 'check_violation', TABLE = 'ev', SCHEMA = 'public';
+END $$;
+CREATE TRIGGER lost BEFORE INSERT ON ev FOR EACH ROW WHEN (NEW.v = -1) EXECUTE FUNCTION lost_route();
 \set VERBOSITY verbose
-SELECT * FROM partheal_append('ev', '[{"id": 21}, {"id": 26}]');
+SELECT * FROM partheal_append('ev', '[{"id": 45, "v": -1}]');
 \set VERBOSITY default
--- Nothing landed; the first heal's partition stays, attached and empty.
-SELECT count(*) FROM ev WHERE id IN (21, 26);
-SELECT partition, bound FROM parts WHERE parent = 'ev'::regclass AND partition LIKE 'ev_p2%';
+-- Nothing landed; the heal's partition stays, attached and empty.
+SELECT count(*) FROM ev WHERE id = 45;
+SELECT partition, bound FROM parts WHERE parent = 'ev'::regclass AND partition LIKE 'ev_p4%';
 SET partheal.max_retries = 1;
-SELECT * FROM partheal_append('ev', '[{"id": 21}, {"id": 26}]');
-SELECT partition, bound FROM parts WHERE parent = 'ev'::regclass AND partition LIKE 'ev_p2%';
+\set VERBOSITY terse
+SELECT * FROM partheal_append('ev', '[{"id": 55, "v": -1}]');
+\set VERBOSITY default
+DROP TRIGGER lost ON ev;
 RESET partheal.max_retries;
 
 -- Many partitions in one batch is one heal round, not one retry each.

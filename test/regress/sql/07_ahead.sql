@@ -76,9 +76,15 @@ SELECT mark_percent FROM partheal_config WHERE parent = 'ah'::regclass;
 CREATE TABLE ex (id bigserial) PARTITION BY RANGE (id);
 SELECT partheal_manage('ex', 10, NULL);
 SET partheal.max_retries = 0;
-CREATE TABLE ex_split (LIKE ex);
-ALTER TABLE ex ATTACH PARTITION ex_split FOR VALUES FROM (33) TO (35);
+-- A trigger fails the insert as routing does (04_heal): every heal is lost.
+CREATE FUNCTION ex_lost() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'no partition of relation "ex" found for row'
+    USING ERRCODE = 'check_violation', TABLE = 'ex', SCHEMA = 'public';
+END $$;
+CREATE TRIGGER lost BEFORE INSERT ON ex FOR EACH ROW EXECUTE FUNCTION ex_lost();
 SELECT * FROM partheal_append('ex', '[{"id": 31}, {"id": 36}]');
+DROP TRIGGER lost ON ex;
 RESET partheal.max_retries;
 SELECT exhaustions FROM partheal_stats WHERE parent = 'ex'::regclass;
 

@@ -42,12 +42,20 @@ SELECT partheal_manage('tz_t', NULL::interval);
 SELECT partheal_manage('tz_t', interval '1 day', time_zone => NULL);
 SELECT partheal_manage('id_t', interval '1 day');
 SELECT partheal_manage('tz_t', 1000);
--- An untyped second argument is ambiguous between the two forms.
-SELECT partheal_manage('tz_t', '1 day');
 \set VERBOSITY default
 -- Nothing was registered or created by any of them.
 SELECT count(*) FROM partheal_config WHERE parent IN ('tz_t'::regclass, 'ts_t', 'd_t', 'id_t');
 SELECT window_count('tz_t'), window_count('ts_t'), window_count('d_t');
+
+-- An untyped second argument fits both forms: partheal_manage(regclass,
+-- text) takes it, a number for the id form and anything else for the
+-- interval form.
+CREATE TABLE untyped_t (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+CREATE TABLE untyped_i (id bigserial) PARTITION BY RANGE (id);
+SELECT partheal_manage('untyped_t', '1 day'), partheal_manage('untyped_i', '1000');
+SELECT parent, partition_size, partition_interval, premake FROM partheal_config
+ WHERE parent IN ('untyped_t'::regclass, 'untyped_i') ORDER BY parent::text;
+SELECT partheal_unmanage('untyped_t'), partheal_unmanage('untyped_i');
 
 -- Registration makes the window holding now() and premake after it, before
 -- it returns; a ROLLBACK takes them back with the registration.
@@ -178,6 +186,31 @@ ALTER TABLE hand ATTACH PARTITION hand_odd FOR VALUES FROM ('2021-05-01 06:00:00
 SELECT partheal_manage('hand', interval '1 day', premake => 0);
 SELECT count(*) FROM partheal_append('hand', '[{"at": "2021-05-01 01:00:00+00"}, {"at": "2021-05-02 07:00:00+00"}, {"at": "2021-05-03 07:00:00+00"}]');
 SELECT * FROM old_windows('hand');
+
+-- A window split by partitions made by hand has a gap on each side of
+-- each: one batch with a key in every gap heals every gap in one round (a
+-- round asks once per gap, not once per window).
+CREATE TABLE gaps (at timestamptz NOT NULL, n int) PARTITION BY RANGE (at);
+CREATE TABLE gaps_h4 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 04:00+00') TO ('2021-06-15 05:00+00');
+CREATE TABLE gaps_h8 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 08:00+00') TO ('2021-06-15 09:00+00');
+CREATE TABLE gaps_h12 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 12:00+00') TO ('2021-06-15 13:00+00');
+CREATE TABLE gaps_h16 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 16:00+00') TO ('2021-06-15 17:00+00');
+SELECT partheal_manage('gaps', interval '1 day', premake => 0);
+SET partheal.max_retries = 0;
+SELECT count(*) FROM partheal_append('gaps', '[{"at": "2021-06-15 01:00+00"}, {"at": "2021-06-15 06:00+00"}, {"at": "2021-06-15 10:00+00"}, {"at": "2021-06-15 14:00+00"}, {"at": "2021-06-15 20:00+00"}]');
+SELECT * FROM old_windows('gaps');
+-- The same for ids.
+CREATE TABLE gap_ids (id bigserial, n int) PARTITION BY RANGE (id);
+CREATE TABLE gap_ids_2 PARTITION OF gap_ids FOR VALUES FROM (2) TO (3);
+CREATE TABLE gap_ids_4 PARTITION OF gap_ids FOR VALUES FROM (4) TO (5);
+CREATE TABLE gap_ids_6 PARTITION OF gap_ids FOR VALUES FROM (6) TO (7);
+CREATE TABLE gap_ids_8 PARTITION OF gap_ids FOR VALUES FROM (8) TO (9);
+SELECT partheal_manage('gap_ids', 10, NULL, premake => 0);
+SELECT * FROM partheal_append('gap_ids', '[{"id": 1}, {"id": 3}, {"id": 5}, {"id": 7}, {"id": 9}]');
+RESET partheal.max_retries;
+SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'gap_ids'::regclass ORDER BY 2;
+SELECT partheal_unmanage('gaps'), partheal_unmanage('gap_ids');
 
 -- What append returns: a time-keyed table with a sequence-backed id column
 -- returns the ids; without one, a NULL per row stored.
