@@ -329,8 +329,12 @@ namespace {
 // MINVALUE): empty, never a bound outside the type.
 Range cut_to_type(Wide lo, Wide hi, int64_t min, int64_t max) {
   Range out;
-  out.lower = lo <= min ? Bound::min() : lo > max ? Bound::max() : Bound::at(static_cast<int64_t>(lo));
-  out.upper = hi > max ? Bound::max() : hi <= min ? Bound::min() : Bound::at(static_cast<int64_t>(hi));
+  out.lower = lo <= min  ? Bound::min()
+              : lo > max ? Bound::max()
+                         : Bound::at(static_cast<int64_t>(lo));
+  out.upper = hi > max    ? Bound::max()
+              : hi <= min ? Bound::min()
+                          : Bound::at(static_cast<int64_t>(hi));
   return out;
 }
 
