@@ -6,6 +6,7 @@
 
 #include "append/target.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -33,7 +34,7 @@ namespace {
 // against the old grants.
 uint64_t generation = 1;
 
-void on_function_change(Datum, int, uint32) noexcept {
+void on_function_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
   ++generation;
 }
 

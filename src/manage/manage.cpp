@@ -253,6 +253,7 @@ void track_or_fail(const registry::TableShape& shape, int64 size, int percent) {
     forget_unregistered();
     tracked = registry::track(shape.relid, size, percent, shape.key_max);
   }
+  if (tracked) registry::mark_registering(shape.relid);
   if (!tracked)
     pg::fail(
         ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,

@@ -1,5 +1,10 @@
 #include <algorithm>
 #include "registry/table_state.hpp"
+
+extern "C" {
+#include "access/xact.h"
+#include "storage/procarray.h"
+}
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "settings.hpp"
@@ -40,6 +45,7 @@ void init_entry(TableState* s) {
   pg_atomic_init_u32(&s->next_reason, static_cast<uint32>(NextReason::kNotPolled));
   pg_atomic_init_u32(&s->newest_upper_kind, 0);
   pg_atomic_init_u32(&s->key_format, 0);
+  pg_atomic_init_u32(&s->registering_xid, InvalidTransactionId);
 }
 
 // Visits every state under the table lock. `visit` touches shared memory
@@ -108,8 +114,16 @@ void forget_all_but(const std::vector<Oid>& registered) {
     if (s->key.dboid != MyDatabaseId) return;
     bool keep = false;
     for (Oid relid : registered) keep = keep || relid == s->key.relid;
+    // A registration still in flight is not in `registered` yet.
+    TransactionId xid = pg_atomic_read_u32(&s->registering_xid);
+    if (!keep && TransactionIdIsValid(xid) && TransactionIdIsInProgress(xid)) keep = true;
     if (!keep) remove(s);
   });
+}
+
+void mark_registering(Oid relid) {
+  TransactionId xid = pg::guard([] { return GetTopTransactionId(); });
+  with_state(relid, [xid](TableState& s) { pg_atomic_write_u32(&s.registering_xid, xid); });
 }
 
 int forget_database(Oid dboid, bool count_only) {

@@ -53,6 +53,10 @@ struct TableState {
   pg_atomic_uint64 newest_upper;
   pg_atomic_uint32 newest_upper_kind;
   pg_atomic_uint32 key_format;  // KeyFormat of a time key, for partheal_stats to show bounds
+  // The transaction of the partheal_manage that made the state, while it
+  // may still be running: a poll that reads the registrations before it
+  // commits must not forget the state (InvalidTransactionId: none).
+  pg_atomic_uint32 registering_xid;
 };
 
 // How partheal_stats writes a time-keyed table's bounds: as its key type.
@@ -91,6 +95,9 @@ bool with_state(Oid relid, F&& f) {
 // all partheal.max_tables entries are taken.
 bool track(Oid relid, int64 partition_size, int mark_percent, int64 key_max);
 void forget(Oid relid);
+// Marks relid's state as made by the current transaction (partheal_manage),
+// so that forget_all_but spares it until the transaction ends.
+void mark_registering(Oid relid);
 // Forgets this database's states whose table is not in `registered`.
 void forget_all_but(const std::vector<Oid>& registered);
 // Forgets every state of a database (dropped, or its extension dropped),
