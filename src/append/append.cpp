@@ -186,8 +186,24 @@ bool may_read_key(const registry::ManagedTable& table, Relation parent) {
 }
 
 // The ids stored; for a table without an id column, one NULL per row stored.
-void return_ids(FunctionCallInfo fcinfo, const std::vector<int64>& ids, uint64 null_rows) {
+// One row, the single-row append's answer, is returned as the value itself:
+// a value-per-call result left at ExprSingleResult is the set's only row,
+// both in a select list and in FROM, with no tuplestore to build and free.
+// Any other count, and a caller that takes no set (whose error
+// InitMaterializedSRF raises), goes through a materialized result.
+Datum return_ids(FunctionCallInfo fcinfo, const std::vector<int64>& ids, uint64 null_rows) {
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  if (ids.size() + null_rows == 1 && rsinfo != nullptr && IsA(rsinfo, ReturnSetInfo) &&
+      (rsinfo->allowedModes & SFRM_ValuePerCall) != 0) {
+    rsinfo->returnMode = SFRM_ValuePerCall;
+    rsinfo->isDone = ExprSingleResult;
+    if (ids.empty()) {
+      fcinfo->isnull = true;
+      return Datum(0);
+    }
+    fcinfo->isnull = false;
+    return Int64GetDatum(ids.front());
+  }
   pg::guard([&] {
     InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
     for (int64 id : ids) {
@@ -201,6 +217,7 @@ void return_ids(FunctionCallInfo fcinfo, const std::vector<int64>& ids, uint64 n
       tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
     }
   });
+  return Datum(0);
 }
 
 [[noreturn]] void null_argument(const char* name) {
@@ -303,6 +320,5 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
                       stored_rows);
   pg::guard([&] { relation_close(parent, NoLock); });
 
-  append::return_ids(fcinfo, stored, has_ids ? 0 : inserted);
-  return Datum(0);
+  return append::return_ids(fcinfo, stored, has_ids ? 0 : inserted);
 }

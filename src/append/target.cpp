@@ -180,8 +180,23 @@ int Target::column_index(const std::string& key) const {
 }
 
 SPIPlanPtr Target::plan(const std::vector<int>& columns, bool batch, bool returning) {
+  // A writer sends the same shape of rows call after call: the last plan is
+  // checked first, without building the key.
+  if (last_plan_ != nullptr && last_batch_ == batch && last_returning_ == returning &&
+      last_columns_ == columns)
+    return last_plan_;
   std::string key = std::string(batch ? "b" : "s") + (returning ? "r" : "");
   for (int c : columns) key += fmt::format(",{}", c);
+  SPIPlanPtr plan = plan_for(key, columns, batch, returning);
+  last_columns_ = columns;
+  last_batch_ = batch;
+  last_returning_ = returning;
+  last_plan_ = plan;
+  return plan;
+}
+
+SPIPlanPtr Target::plan_for(const std::string& key, const std::vector<int>& columns, bool batch,
+                            bool returning) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
 

@@ -92,6 +92,14 @@ class Target {
   Oid default_user_ = InvalidOid;
   ExprState* key_default_ = nullptr;  // nullptr: no default
   std::map<std::string, SPIPlanPtr> plans_;
+  // The plan the last call used, one of plans_.
+  std::vector<int> last_columns_;
+  bool last_batch_ = false;
+  bool last_returning_ = false;
+  SPIPlanPtr last_plan_ = nullptr;
+
+  SPIPlanPtr plan_for(const std::string& key, const std::vector<int>& columns, bool batch,
+                      bool returning);
 };
 
 // The target of an opened, locked, managed parent. The caller holds it for
