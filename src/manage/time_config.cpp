@@ -107,6 +107,15 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
              fmt::format("time zone \"{}\" is not recognized", zone), {},
              "Give a name from pg_timezone_names, for example 'Europe/Berlin' or 'UTC'.");
+  // PostgreSQL reads such a name as a POSIX specification, west-positive:
+  // a table registered in 'UTC+5' would cut its windows at 05:00 UTC.
+  if (!partitions::in_zone_database(zone.c_str()))
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("time zone \"{}\" is not a name in the time zone database", zone),
+             "PostgreSQL would read it as a POSIX time zone specification, whose offsets "
+             "count west of Greenwich: 'UTC+5' is five hours behind UTC, not ahead.",
+             "Give a name from pg_timezone_names, for example 'Asia/Karachi' for UTC+05:00 "
+             "all year, or 'UTC'.");
   c.time_zone = zone;
   return c;
 }

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "pg/boundary.hpp"
@@ -69,6 +71,31 @@ const Zone* zone_named(const char* name) {
   const Zone* out = zone.get();
   zones->emplace(name, std::move(zone));
   return out;
+}
+
+bool in_zone_database(const char* name) {
+  // Never destroyed; read once per process, at a registration: the names
+  // are the zone files, as pg_timezone_names lists them.
+  static std::set<std::string>* names = nullptr;
+  auto upper = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  };
+  if (names == nullptr) {
+    auto read = std::make_unique<std::set<std::string>>();
+    pg_tzenum* dir = pg::guard([] { return pg_tzenumerate_start(); });
+    for (;;) {
+      const char* zone = pg::guard([&]() -> const char* {
+        pg_tz* tz = pg_tzenumerate_next(dir);
+        return tz == nullptr ? nullptr : pg_get_timezone_name(tz);
+      });
+      if (zone == nullptr) break;
+      read->insert(upper(zone));
+    }
+    pg::guard([&] { pg_tzenumerate_end(dir); });
+    names = read.release();
+  }
+  return names->count(upper(name)) > 0;
 }
 
 KeySpace space_of(const KeySpec& spec) {

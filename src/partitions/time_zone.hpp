@@ -11,6 +11,11 @@ namespace partheal::partitions {
 // per process, then kept); nullptr when there is none.
 const Zone* zone_named(const char* name);
 
+// True when the zone database has a zone of that name, in any case. A name
+// pg_tzset accepts without one, such as 'UTC+5', is a POSIX specification,
+// whose offsets count west of Greenwich: UTC+5 is five hours behind UTC.
+bool in_zone_database(const char* name);
+
 // The key space of a spec. Throws 22023 when its zone is unknown (the zone
 // database lost it since the registration).
 KeySpace space_of(const KeySpec& spec);

@@ -43,6 +43,9 @@ SELECT partheal_manage('tz_t', interval '1 day', time_zone => NULL);
 SELECT partheal_manage('id_t', interval '1 day');
 SELECT partheal_manage('tz_t', 1000);
 \set VERBOSITY default
+-- A POSIX specification is refused: its offsets count west of Greenwich.
+SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'UTC+5');
+SELECT partheal_manage('tz_t', interval '1 day', time_zone => '<+05>-05');
 -- Nothing was registered or created by any of them.
 SELECT count(*) FROM partheal_config WHERE parent IN ('tz_t'::regclass, 'ts_t', 'd_t', 'id_t');
 SELECT window_count('tz_t'), window_count('ts_t'), window_count('d_t');
@@ -56,6 +59,16 @@ SELECT partheal_manage('untyped_t', '1 day'), partheal_manage('untyped_i', '1000
 SELECT parent, partition_size, partition_interval, premake FROM partheal_config
  WHERE parent IN ('untyped_t'::regclass, 'untyped_i') ORDER BY parent::text;
 SELECT partheal_unmanage('untyped_t'), partheal_unmanage('untyped_i');
+
+-- A zone database name is taken in any case, as SET TIME ZONE takes it, and
+-- so is a legacy name of the database with digits in it.
+CREATE TABLE zcase_t (at timestamptz NOT NULL) PARTITION BY RANGE (at);
+SELECT partheal_manage('zcase_t', interval '1 day', premake => 0, time_zone => 'europe/berlin');
+SELECT partheal_unmanage('zcase_t');
+SELECT partheal_manage('zcase_t', interval '1 day', premake => 0, time_zone => 'EST5EDT');
+SELECT time_zone FROM partheal_config WHERE parent = 'zcase_t'::regclass;
+SELECT partheal_unmanage('zcase_t');
+DROP TABLE zcase_t;
 
 -- Registration makes the window holding now() and premake after it, before
 -- it returns; a ROLLBACK takes them back with the registration.
