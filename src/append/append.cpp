@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ahead/mark.hpp"
+#include "append/direct_insert.hpp"
 #include "append/rows.hpp"
 #include "append/target.hpp"
 #include "partitions/catalog.hpp"
@@ -281,19 +282,34 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     nulls = rows.nulls;
   }
 
-  // No search_path is pinned here: every name in the INSERT is qualified and
-  // it has no operators, so the path cannot change what it means, while the
-  // table's own triggers and defaults see the session's path, as with INSERT.
-  pg::spi::connect();
   // What is returned is what was stored, as INSERT ... RETURNING says: a
   // BEFORE trigger may change an id, or skip a row. Without such triggers
   // the ids drawn are the ids stored, and no RETURNING is needed.
   bool returning =
       before_row_triggers && rows.id_position >= 0 && append::may_read_key(*table, parent);
-  SPIPlanPtr plan = target.plan(rows.columns, batch, returning);
+  // A single row into a table whose INSERT is only routing, constraints and
+  // indexes goes in directly (append/direct_insert); the SPI INSERT is
+  // prepared only when something needs it. SPI is connected here, outside
+  // the heal loop's subtransactions, whose end would close a connection
+  // made inside them.
+  const bool direct = !batch && !returning && append::direct_insert_fits(target, parent);
+  // No search_path is pinned here: every name in the INSERT is qualified and
+  // it has no operators, so the path cannot change what it means, while the
+  // table's own triggers and defaults see the session's path, as with INSERT.
+  pg::spi::connect();
+  SPIPlanPtr prepared = nullptr;
+  auto spi_plan = [&] {
+    if (prepared == nullptr) prepared = target.plan(rows.columns, batch, returning);
+    return prepared;
+  };
   std::vector<int64> stored = ids;
   uint64 inserted = 0;
   heal::insert_until_covered(*table, parent, keys, worker::create_covering_partition, [&] {
+    if (direct && append::insert_one_direct(target, parent, rows)) {
+      inserted = 1;
+      return;
+    }
+    SPIPlanPtr plan = spi_plan();
     if (!returning) {
       inserted = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
       return;

@@ -110,6 +110,7 @@ Target::Target(registry::TablePtr table, Relation parent) : table_(std::move(tab
     if (cast_to != nullptr) c.cast_to = cast_to;
     if (c.attnum == table_->shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
     if (c.attnum == table_->shape.id_attnum) id_index_ = static_cast<int>(columns_.size());
+    if (c.generated) has_generated_ = true;
     by_name_.emplace(c.name, static_cast<int>(columns_.size()));
     columns_.push_back(std::move(c));
   }
@@ -121,8 +122,7 @@ Target::~Target() {
   if (context_ != nullptr) MemoryContextDelete(context_);
 }
 
-bool Target::key_default(Relation parent, Datum* value) {
-  const AttrNumber attnum = table_->shape.key_attnum;
+ExprState* Target::column_default(Relation parent, int index) {
   const uint64_t now = functions_generation();
   const Oid user = GetUserId();
   if (default_generation_ != now || default_user_ != user) {
@@ -132,23 +132,36 @@ bool Target::key_default(Relation parent, Datum* value) {
     // changes the table's descriptor, and so the target.
     if (default_context_ == nullptr)
       default_context_ = pg::guard([&] {
-        return AllocSetContextCreate(context_, "partheal key default", ALLOCSET_SMALL_SIZES);
+        return AllocSetContextCreate(context_, "partheal column defaults", ALLOCSET_SMALL_SIZES);
       });
     MemoryContext cxt = default_context_;
-    key_default_ = pg::guard([&] {
-      MemoryContextReset(cxt);
-      MemoryContext old = MemoryContextSwitchTo(cxt);
-      Node* def = build_column_default(parent, attnum);
-      ExprState* state =
-          def == nullptr ? nullptr : ExecInitExpr(expression_planner((Expr*)def), nullptr);
-      MemoryContextSwitchTo(old);
-      return state;
-    });
+    pg::guard([&] { MemoryContextReset(cxt); });
+    defaults_.assign(columns_.size(), nullptr);
+    default_built_.assign(columns_.size(), false);
     default_generation_ = now;
     default_user_ = user;
   }
-  if (key_default_ == nullptr) return false;
-  ExprState* state = key_default_;
+  if (default_built_[index]) return defaults_[index];
+  const Column& c = columns_[index];
+  MemoryContext cxt = default_context_;
+  // A generated column's expression is not a default: the INSERT computes
+  // it, after the row's other values.
+  ExprState* state = c.generated ? nullptr : pg::guard([&] {
+    MemoryContext old = MemoryContextSwitchTo(cxt);
+    Node* def = build_column_default(parent, c.attnum);
+    ExprState* built =
+        def == nullptr ? nullptr : ExecInitExpr(expression_planner((Expr*)def), nullptr);
+    MemoryContextSwitchTo(old);
+    return built;
+  });
+  defaults_[index] = state;
+  default_built_[index] = true;
+  return state;
+}
+
+bool Target::key_default(Relation parent, Datum* value) {
+  ExprState* state = column_default(parent, key_index_);
+  if (state == nullptr) return false;
   const Column& key = columns_[key_index_];
   bool isnull = false;
   *value = pg::guard([&] {

@@ -67,6 +67,17 @@ class Target {
   // would: false when the column has none (the row's key is then NULL).
   bool key_default(Relation parent, Datum* value);
 
+  // The default a row that does not name column `index` takes, as the
+  // INSERT's planner adds it (an identity's next value, the column's
+  // default, its domain's): nullptr for none (NULL). Built on first use,
+  // so EXECUTE is checked only for the defaults a row takes, and kept like
+  // the key's.
+  ExprState* column_default(Relation parent, int index);
+
+  // Whether the table has a generated column, which a direct insert does
+  // not compute.
+  bool has_generated() const { return has_generated_; }
+
   // True while the table has the name and columns this target was made
   // for: a new partition leaves both alone, and the plans stay.
   bool still_fits(const registry::ManagedTable& now, Relation parent) const;
@@ -84,13 +95,15 @@ class Target {
   std::unordered_map<std::string, int> by_name_;
   int key_index_ = -1;
   int id_index_ = -1;
-  // The key default's ExprState, built for one user and kept until a
-  // function changes: its EXECUTE checks are made when it is built, and the
-  // functions it calls may be replaced.
+  bool has_generated_ = false;
+  // The columns' defaults as ExprStates, built for one user and kept until a
+  // function changes: their EXECUTE checks are made when they are built,
+  // and the functions they call may be replaced.
   MemoryContext default_context_ = nullptr;  // a child of context_, reset per build
   uint64_t default_generation_ = 0;          // functions_generation() when built; 0: never
   Oid default_user_ = InvalidOid;
-  ExprState* key_default_ = nullptr;  // nullptr: no default
+  std::vector<ExprState*> defaults_;  // by column index; nullptr: no default
+  std::vector<bool> default_built_;
   std::map<std::string, SPIPlanPtr> plans_;
   // The plan the last call used, one of plans_.
   std::vector<int> last_columns_;

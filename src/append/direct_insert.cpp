@@ -1,0 +1,149 @@
+#include "append/direct_insert.hpp"
+
+#include <vector>
+
+#include "pg/boundary.hpp"
+#include "pg/compat.hpp"
+
+extern "C" {
+#include "access/sysattr.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "executor/execPartition.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "nodes/bitmapset.h"
+#include "nodes/makefuncs.h"
+#include "utils/rel.h"
+}
+
+namespace partheal::append {
+
+bool direct_insert_fits(const Target& target, Relation parent) {
+  return parent->trigdesc == nullptr && !parent->rd_rel->relrowsecurity && !target.has_generated();
+}
+
+namespace {
+
+// A row's attributes, on the stack for the tables most have.
+template <typename T>
+class Attributes {
+ public:
+  Attributes(int n, T fill) {
+    if (n > kInline) {
+      heap_.assign(n, fill);
+      data_ = heap_.data();
+    } else {
+      for (int i = 0; i < n; ++i) inline_[i] = fill;
+    }
+  }
+  T& operator[](int i) { return data_[i]; }
+
+ private:
+  static constexpr int kInline = 64;
+  T inline_[kInline];
+  std::vector<T> heap_;
+  T* data_ = inline_;
+};
+
+}  // namespace
+
+bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
+  const TupleDesc desc = RelationGetDescr(parent);
+  const int natts = desc->natts;
+  // Each attribute's value: the row's, or its default's state (nullptr:
+  // NULL). Dropped attributes stay NULL. rows.columns is in attnum order,
+  // as the target's columns are.
+  Attributes<Datum> values(natts, Datum(0));
+  Attributes<char> isnull(natts, 1);
+  Attributes<ExprState*> defaults(natts, nullptr);
+  Attributes<int> named(natts, 0);  // the attnums the row names: the INSERT's columns
+  int nnamed = 0;
+  bool any_default = false;
+  size_t p = 0;
+  for (int c = 0; c < target.column_count(); ++c) {
+    const int a = target.column(c).attnum - 1;
+    if (p < rows.columns.size() && rows.columns[p] == c) {
+      values[a] = rows.value(static_cast<int>(p), 0);
+      isnull[a] = rows.null(static_cast<int>(p), 0) == 'n';
+      named[nnamed++] = a + 1;
+      ++p;
+      continue;
+    }
+    defaults[a] = target.column_default(parent, c);
+    any_default = any_default || defaults[a] != nullptr;
+  }
+
+  return pg::guard([&] {
+    // As an SPI INSERT does: what this command did before is visible to the
+    // row's defaults and constraints, and what it inserts to what follows.
+    CommandCounterIncrement();
+    EState* estate = CreateExecutorState();
+    estate->es_output_cid = GetCurrentCommandId(true);
+    MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+    Bitmapset* inserted = nullptr;
+    for (int i = 0; i < nnamed; ++i)
+      inserted = bms_add_member(inserted, named[i] - FirstLowInvalidHeapAttributeNumber);
+    RangeTblEntry* rte = makeNode(RangeTblEntry);
+    rte->rtekind = RTE_RELATION;
+    rte->relid = RelationGetRelid(parent);
+    rte->relkind = parent->rd_rel->relkind;
+    rte->rellockmode = RowExclusiveLock;  // held since open_for_insert
+    pg::compat::init_insert_range_table(estate, rte, inserted);
+    ResultRelInfo* root = makeNode(ResultRelInfo);
+    ExecInitResultRelation(estate, root, 1);
+    // What ExecFindPartition reads of a ModifyTable, as COPY FROM sets it.
+    ModifyTableState* mtstate = makeNode(ModifyTableState);
+    mtstate->ps.plan = nullptr;
+    mtstate->ps.state = estate;
+    mtstate->operation = CMD_INSERT;
+    mtstate->mt_nrels = 1;
+    mtstate->resultRelInfo = root;
+    mtstate->rootResultRelInfo = root;
+    PartitionTupleRouting* proute = ExecSetupPartitionTupleRouting(estate, parent);
+
+    TupleTableSlot* slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
+    ExecClearTuple(slot);
+    ExprContext* econtext = any_default ? GetPerTupleExprContext(estate) : nullptr;
+    for (int a = 0; a < natts; ++a) {
+      if (defaults[a] != nullptr) {
+        slot->tts_values[a] =
+            ExecEvalExprSwitchContext(defaults[a], econtext, &slot->tts_isnull[a]);
+      } else {
+        slot->tts_values[a] = values[a];
+        slot->tts_isnull[a] = isnull[a] != 0;
+      }
+    }
+    ExecStoreVirtualTuple(slot);
+
+    ResultRelInfo* leaf = ExecFindPartition(mtstate, root, proute, slot, estate);
+    Relation leaf_rel = leaf->ri_RelationDesc;
+    const bool fits = leaf->ri_TrigDesc == nullptr && leaf->ri_FdwRoutine == nullptr &&
+                      !pg::compat::has_generated_columns(RelationGetDescr(leaf_rel));
+    if (fits) {
+      TupleConversionMap* map = pg::compat::root_to_child_map(leaf, estate);
+      TupleTableSlot* stored =
+          map == nullptr ? slot
+                         : execute_attr_map_slot(map->attrMap, slot, leaf->ri_PartitionTupleSlot);
+      stored->tts_tableOid = RelationGetRelid(leaf_rel);
+      // NOT NULL and CHECK; the partition's bounds held when it was routed.
+      if (leaf_rel->rd_att->constr != nullptr) ExecConstraints(leaf, stored, estate);
+      table_tuple_insert(leaf_rel, stored, estate->es_output_cid, 0, nullptr);
+      if (leaf->ri_NumIndices > 0) list_free(pg::compat::insert_index_tuples(leaf, stored, estate));
+    }
+
+    // As COPY FROM ends: the slots (which pin their descriptors), the
+    // partitions routed to and their indexes, the parent.
+    ExecResetTupleTable(estate->es_tupleTable, false);
+    ExecCleanupTupleRouting(mtstate, proute);
+    ExecCloseResultRelations(estate);
+    ExecCloseRangeTableRelations(estate);
+    MemoryContextSwitchTo(old);
+    FreeExecutorState(estate);
+    if (fits) CommandCounterIncrement();
+    return fits;
+  });
+}
+
+}  // namespace partheal::append
