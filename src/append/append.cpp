@@ -292,7 +292,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   // prepared only when something needs it. SPI is connected here, outside
   // the heal loop's subtransactions, whose end would close a connection
   // made inside them.
-  const bool direct = !batch && !returning && append::direct_insert_fits(target, parent);
+  const bool direct = !batch && !returning && append::direct_insert_fits(target, parent, rows);
   // No search_path is pinned here: every name in the INSERT is qualified and
   // it has no operators, so the path cannot change what it means, while the
   // table's own triggers and defaults see the session's path, as with INSERT.

@@ -9,18 +9,47 @@ extern "C" {
 #include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_attribute.h"
+#include "commands/trigger.h"
+#include "utils/snapmgr.h"
+#include "miscadmin.h"
 #include "executor/execPartition.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "nodes/bitmapset.h"
 #include "nodes/makefuncs.h"
+#include "partitioning/partdesc.h"
 #include "utils/rel.h"
 }
 
 namespace partheal::append {
 
-bool direct_insert_fits(const Target& target, Relation parent) {
-  return parent->trigdesc == nullptr && !parent->rd_rel->relrowsecurity && !target.has_generated();
+namespace {
+
+bool has_insert_row_triggers(const TriggerDesc* t) {
+  return t != nullptr &&
+         (t->trig_insert_before_row || t->trig_insert_after_row || t->trig_insert_instead_row);
+}
+
+bool has_insert_triggers(const TriggerDesc* t) {
+  return has_insert_row_triggers(t) ||
+         (t != nullptr && (t->trig_insert_before_statement || t->trig_insert_after_statement ||
+                           t->trig_insert_new_table));
+}
+
+}  // namespace
+
+bool direct_insert_fits(const Target& target, Relation parent, const Rows& rows) {
+  if (ExecutorCheckPerms_hook != nullptr || parent->rd_rules != nullptr ||
+      parent->rd_rel->relrowsecurity || target.has_generated() ||
+      has_insert_triggers(parent->trigdesc))
+    return false;
+  // The INSERT says OVERRIDING SYSTEM VALUE only for a GENERATED ALWAYS id:
+  // without it, a row naming another such column is refused by the INSERT.
+  if (!target.table().shape.identity_always)
+    for (int c : rows.columns)
+      if (target.column(c).identity == ATTRIBUTE_IDENTITY_ALWAYS) return false;
+  return true;
 }
 
 namespace {
@@ -75,11 +104,15 @@ bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
   }
 
   return pg::guard([&] {
-    // As an SPI INSERT does: what this command did before is visible to the
-    // row's defaults and constraints, and what it inserts to what follows.
+    // As an SPI INSERT runs: after what this command did before, under a
+    // snapshot of its own that sees it.
+    PreventCommandIfParallelMode("INSERT");
     CommandCounterIncrement();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    UpdateActiveSnapshotCommandId();
     EState* estate = CreateExecutorState();
     estate->es_output_cid = GetCurrentCommandId(true);
+    estate->es_snapshot = GetActiveSnapshot();
     MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
 
     Bitmapset* inserted = nullptr;
@@ -103,25 +136,40 @@ bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
     mtstate->rootResultRelInfo = root;
     PartitionTupleRouting* proute = ExecSetupPartitionTupleRouting(estate, parent);
 
-    TupleTableSlot* slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
-    ExecClearTuple(slot);
-    ExprContext* econtext = any_default ? GetPerTupleExprContext(estate) : nullptr;
-    for (int a = 0; a < natts; ++a) {
-      if (defaults[a] != nullptr) {
-        slot->tts_values[a] =
-            ExecEvalExprSwitchContext(defaults[a], econtext, &slot->tts_isnull[a]);
-      } else {
-        slot->tts_values[a] = values[a];
-        slot->tts_isnull[a] = isnull[a] != 0;
-      }
+    // Routed on the values the row names, the key among them, before any
+    // default is evaluated: a partition the direct path does not do is then
+    // known before a default (a nextval) runs, which the INSERT runs once.
+    // A partition that is itself partitioned may route by a column the row
+    // leaves to its default, so such a table takes its defaults first.
+    bool defaults_first = false;
+    if (any_default) {
+      PartitionDesc partitions = RelationGetPartitionDesc(parent, true);
+      for (int i = 0; i < partitions->nparts && !defaults_first; ++i)
+        defaults_first = !partitions->is_leaf[i];
     }
-    ExecStoreVirtualTuple(slot);
-
+    TupleTableSlot* slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
+    ExprContext* econtext = any_default ? GetPerTupleExprContext(estate) : nullptr;
+    auto fill = [&](bool with_defaults) {
+      ExecClearTuple(slot);
+      for (int a = 0; a < natts; ++a) {
+        if (with_defaults && defaults[a] != nullptr) {
+          slot->tts_values[a] =
+              ExecEvalExprSwitchContext(defaults[a], econtext, &slot->tts_isnull[a]);
+        } else {
+          slot->tts_values[a] = values[a];
+          slot->tts_isnull[a] = isnull[a] != 0;
+        }
+      }
+      ExecStoreVirtualTuple(slot);
+    };
+    fill(defaults_first);
     ResultRelInfo* leaf = ExecFindPartition(mtstate, root, proute, slot, estate);
-    Relation leaf_rel = leaf->ri_RelationDesc;
-    const bool fits = leaf->ri_TrigDesc == nullptr && leaf->ri_FdwRoutine == nullptr &&
-                      !pg::compat::has_generated_columns(RelationGetDescr(leaf_rel));
-    if (fits) {
+    const bool direct = !has_insert_row_triggers(leaf->ri_TrigDesc) &&
+                        leaf->ri_FdwRoutine == nullptr &&
+                        !pg::compat::has_generated_columns(RelationGetDescr(leaf->ri_RelationDesc));
+    if (direct && any_default && !defaults_first) fill(true);
+    if (direct) {
+      Relation leaf_rel = leaf->ri_RelationDesc;
       TupleConversionMap* map = pg::compat::root_to_child_map(leaf, estate);
       TupleTableSlot* stored =
           map == nullptr ? slot
@@ -141,8 +189,9 @@ bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
     ExecCloseRangeTableRelations(estate);
     MemoryContextSwitchTo(old);
     FreeExecutorState(estate);
-    if (fits) CommandCounterIncrement();
-    return fits;
+    PopActiveSnapshot();
+    if (direct) CommandCounterIncrement();
+    return direct;
   });
 }
 

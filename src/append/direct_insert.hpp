@@ -3,12 +3,14 @@
 // look up, revalidate and start, no ModifyTable to build and tear down.
 //
 // It is the INSERT only where the INSERT is nothing more than routing,
-// constraints and indexes. The parent must have no trigger (row or
-// statement, so no transition table either), no row-level security (whose
-// WITH CHECK policies only a planned INSERT applies) and no generated column
-// (checked by direct_insert_fits); the partition the row routes to must have
-// no trigger (so no foreign key to check, no deferred unique constraint to
-// recheck) and must not be a foreign table. Anything else takes the INSERT.
+// constraints and indexes: the parent has no INSERT trigger (row or
+// statement, so no transition table, no foreign key to check and no
+// deferred unique constraint to recheck, whose triggers the parent carries
+// too), no rule, no row-level security (whose WITH CHECK policies only a
+// planned INSERT applies) and no generated column, and no permission hook
+// (sepgsql, pgaudit) wants to see the statement; the partition the row
+// routes to has no INSERT row trigger of its own and is not a foreign table.
+// Anything else takes the INSERT.
 #pragma once
 
 #include "append/rows.hpp"
@@ -19,13 +21,14 @@ namespace partheal::append {
 // Whether the parent allows a direct insert at all: read from the relation
 // each call, since a new trigger or policy leaves the target's columns
 // alone.
-bool direct_insert_fits(const Target& target, Relation parent);
+bool direct_insert_fits(const Target& target, Relation parent, const Rows& rows);
 
 // Inserts the one row of `rows` (its key and id already in it), with its
 // unnamed columns' defaults, and returns true; or returns false with
-// nothing inserted when the partition it routes to is one the direct path
-// does not do. A routing miss raises the INSERT's own error, which the heal
-// loop recognises.
+// nothing inserted and no default evaluated (the INSERT then evaluates
+// them once) when the partition it routes to is one the direct path does
+// not do. A routing miss raises the INSERT's own error, which the heal loop
+// recognises.
 bool insert_one_direct(Target& target, Relation parent, Rows& rows);
 
 }  // namespace partheal::append

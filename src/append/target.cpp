@@ -28,10 +28,13 @@ namespace partheal::append {
 
 namespace {
 
-// Counts changes to any function (pg_proc: a new body, new grants, a new
-// volatility) this backend has seen, from 1. A key default planned before
-// one may have inlined or folded the old function, or checked EXECUTE
-// against the old grants.
+// Counts changes this backend has seen, from 1, to what a key or column
+// default's EXECUTE checks and planning depend on: any function (pg_proc: a
+// new body, new grants, a new volatility), and any role or role membership
+// (pg_authid, pg_auth_members: a privilege held through a role that was
+// revoked). A default planned before one may have inlined or folded the old
+// function, or checked EXECUTE against what the user no longer holds; a
+// prepared INSERT checks EXECUTE at every execution.
 uint64_t generation = 1;
 
 void on_function_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
@@ -41,7 +44,11 @@ void on_function_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
 uint64_t functions_generation() {
   static bool registered = false;
   if (!registered) {
-    pg::guard([] { CacheRegisterSyscacheCallback(PROCOID, on_function_change, Datum(0)); });
+    pg::guard([] {
+      CacheRegisterSyscacheCallback(PROCOID, on_function_change, Datum(0));
+      CacheRegisterSyscacheCallback(AUTHOID, on_function_change, Datum(0));
+      CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_function_change, Datum(0));
+    });
     registered = true;
   }
   return generation;
@@ -72,6 +79,7 @@ Target::Target(registry::TablePtr table, Relation parent) : table_(std::move(tab
     c.not_null = att->attnotnull;
     c.has_default = att->atthasdef || att->attidentity != '\0' || att->attgenerated != '\0';
     c.generated = att->attgenerated != '\0';
+    c.identity = att->attidentity;
     Oid base = pg::guard([&] { return getBaseType(c.type); });
     c.is_domain = base != c.type;
     c.is_json = base == JSONOID || base == JSONBOID;

@@ -33,6 +33,7 @@ struct Column {
   bool not_null = false;
   bool has_default = false;  // a default, an identity or a generated expression
   bool generated = false;    // GENERATED ALWAYS AS (...) STORED: no row may name it
+  char identity = '\0';      // attidentity: 'a' GENERATED ALWAYS, 'd' BY DEFAULT
   bool domain_has_default = false;
   FmgrInfo input{};
   Oid ioparam = InvalidOid;
