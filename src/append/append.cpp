@@ -288,15 +288,17 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   bool returning =
       before_row_triggers && rows.id_position >= 0 && append::may_read_key(*table, parent);
   // A single row into a table whose INSERT is only routing, constraints and
-  // indexes goes in directly (append/direct_insert); the SPI INSERT is
-  // prepared only when something needs it. SPI is connected here, outside
-  // the heal loop's subtransactions, whose end would close a connection
-  // made inside them.
+  // indexes goes in directly (append/direct_insert), with no SPI at all.
+  // Otherwise SPI is connected for the whole loop, outside its
+  // subtransactions, whose end would close a connection made inside them;
+  // a direct insert's fallback (a partition with triggers of its own)
+  // connects, inserts and finishes within the one attempt, as it needs no
+  // RETURNING rows after it.
   const bool direct = !batch && !returning && append::direct_insert_fits(target, parent, rows);
   // No search_path is pinned here: every name in the INSERT is qualified and
   // it has no operators, so the path cannot change what it means, while the
   // table's own triggers and defaults see the session's path, as with INSERT.
-  pg::spi::connect();
+  if (!direct) pg::spi::connect();
   SPIPlanPtr prepared = nullptr;
   auto spi_plan = [&] {
     if (prepared == nullptr) prepared = target.plan(rows.columns, batch, returning);
@@ -305,8 +307,14 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   std::vector<int64> stored = ids;
   uint64 inserted = 0;
   heal::insert_until_covered(*table, parent, keys, worker::create_covering_partition, [&] {
-    if (direct && append::insert_one_direct(target, parent, rows)) {
-      inserted = 1;
+    if (direct) {
+      if (append::insert_one_direct(target, parent, rows)) {
+        inserted = 1;
+        return;
+      }
+      pg::spi::connect();
+      inserted = pg::spi::execute_plan(spi_plan(), values.data(), nulls.data(), SPI_OK_INSERT);
+      pg::spi::finish();
       return;
     }
     SPIPlanPtr plan = spi_plan();
@@ -320,7 +328,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
       if (std::optional<Datum> id = pg::spi::value(i, 1))
         stored.push_back(partitions::key_to_int64(*id, table->shape.id_type));
   });
-  pg::spi::finish();
+  if (!direct) pg::spi::finish();
   const bool has_ids = rows.id_position >= 0;
   if (!has_ids) stored.clear();
   const uint64 stored_rows = has_ids ? stored.size() : inserted;
