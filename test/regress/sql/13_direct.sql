@@ -86,6 +86,24 @@ SELECT * FROM partheal_append('dr', '{"id": 16, "body": "neg", "n": -1}');
 DROP TABLE dr_child;
 DROP INDEX dr_id;
 
+-- A foreign key the table holds, a deferrable unique constraint and a
+-- generated column each take the INSERT (its CONTEXT line).
+CREATE TABLE dr_parent (k int PRIMARY KEY);
+INSERT INTO dr_parent VALUES (1);
+ALTER TABLE dr ADD COLUMN k int REFERENCES dr_parent;
+SELECT * FROM partheal_append('dr', '{"id": 16, "body": "neg", "n": -1, "k": 1}');
+SELECT * FROM partheal_append('dr', '{"id": 16, "body": "no parent row", "k": 2}');
+ALTER TABLE dr DROP COLUMN k;
+DROP TABLE dr_parent;
+ALTER TABLE dr ADD CONSTRAINT dr_later UNIQUE (id, body) DEFERRABLE;
+SELECT * FROM partheal_append('dr', '{"id": 16, "body": "neg", "n": -1}');
+ALTER TABLE dr DROP CONSTRAINT dr_later;
+ALTER TABLE dr ADD COLUMN twice int GENERATED ALWAYS AS (n * 2) STORED;
+SELECT * FROM partheal_append('dr', '{"id": 16, "body": "neg", "n": -1}');
+SELECT count(*) FROM partheal_append('dr', '{"id": 18, "body": "generated", "n": 21}');
+SELECT twice FROM dr WHERE id = 18;
+ALTER TABLE dr DROP COLUMN twice;
+
 -- A named GENERATED ALWAYS identity column is refused as INSERT refuses it.
 ALTER TABLE dr ALTER COLUMN ident SET GENERATED ALWAYS;
 SELECT * FROM partheal_append('dr', '{"id": 17, "body": "ident", "ident": 5}');
