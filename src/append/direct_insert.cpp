@@ -77,7 +77,7 @@ class Attributes {
 
 }  // namespace
 
-bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
+bool insert_one_direct(Target& target, Relation parent, Rows& rows, PlannedDefaults& planned) {
   const TupleDesc desc = RelationGetDescr(parent);
   const int natts = desc->natts;
   // Each attribute's value: the row's, or its default's state (nullptr:
@@ -85,7 +85,7 @@ bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
   // as the target's columns are.
   Attributes<Datum> values(natts, Datum(0));
   Attributes<char> isnull(natts, 1);
-  Attributes<ExprState*> defaults(natts, nullptr);
+  Attributes<Expr*> defaults(natts, nullptr);
   Attributes<int> named(natts, 0);  // the attnums the row names: the INSERT's columns
   int nnamed = 0;
   bool any_default = false;
@@ -99,7 +99,7 @@ bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
       ++p;
       continue;
     }
-    defaults[a] = target.column_default(parent, c);
+    defaults[a] = planned.get(parent, target.column(c), c);
     any_default = any_default || defaults[a] != nullptr;
   }
 
@@ -139,10 +139,12 @@ bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
     // Routed on the values the row names, the key among them, before any
     // default is evaluated: a partition the direct path does not do is then
     // known before a default (a nextval) runs, which the INSERT runs once.
-    // A partition that is itself partitioned may route by a column the row
-    // leaves to its default, so such a table takes its defaults first.
-    bool defaults_first = false;
-    if (any_default) {
+    // A parent that is a partition itself has its own bounds checked first,
+    // and a partition that is partitioned again routes by its own key,
+    // either of which may be a column the row leaves to its default: such
+    // a table takes its defaults first.
+    bool defaults_first = any_default && parent->rd_rel->relispartition;
+    if (any_default && !defaults_first) {
       PartitionDesc partitions = RelationGetPartitionDesc(parent, true);
       for (int i = 0; i < partitions->nparts && !defaults_first; ++i)
         defaults_first = !partitions->is_leaf[i];
@@ -150,11 +152,21 @@ bool insert_one_direct(Target& target, Relation parent, Rows& rows) {
     TupleTableSlot* slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
     ExprContext* econtext = any_default ? GetPerTupleExprContext(estate) : nullptr;
     auto fill = [&](bool with_defaults) {
+      // Each default's ExprState is built for this call, in its executor
+      // state, as each execution of the INSERT builds its own, and all of
+      // them before any runs, as there: EXECUTE and a domain's constraints
+      // are checked now, before a nextval is drawn.
+      ExprState** states = nullptr;
+      if (with_defaults) {
+        states = static_cast<ExprState**>(palloc0(sizeof(ExprState*) * natts));
+        for (int a = 0; a < natts; ++a)
+          if (defaults[a] != nullptr) states[a] = ExecInitExpr(defaults[a], nullptr);
+      }
       ExecClearTuple(slot);
       for (int a = 0; a < natts; ++a) {
-        if (with_defaults && defaults[a] != nullptr) {
+        if (states != nullptr && states[a] != nullptr) {
           slot->tts_values[a] =
-              ExecEvalExprSwitchContext(defaults[a], econtext, &slot->tts_isnull[a]);
+              ExecEvalExprSwitchContext(states[a], econtext, &slot->tts_isnull[a]);
         } else {
           slot->tts_values[a] = values[a];
           slot->tts_isnull[a] = isnull[a] != 0;

@@ -25,10 +25,12 @@ bool direct_insert_fits(const Target& target, Relation parent, const Rows& rows)
 
 // Inserts the one row of `rows` (its key and id already in it), with its
 // unnamed columns' defaults, and returns true; or returns false with
-// nothing inserted and no default evaluated (the INSERT then evaluates
-// them once) when the partition it routes to is one the direct path does
-// not do. A routing miss raises the INSERT's own error, which the heal loop
-// recognises.
-bool insert_one_direct(Target& target, Relation parent, Rows& rows);
+// nothing inserted when the partition it routes to is one the direct path
+// does not do. The row's defaults are evaluated after the routing, so
+// that the INSERT then evaluates them once, unless the routing needs them
+// (the parent is a partition itself, or has partitions partitioned again,
+// whose keys a default may fill): there a fallback evaluates them twice. A routing miss raises the
+// INSERT's own error, which the heal loop recognises.
+bool insert_one_direct(Target& target, Relation parent, Rows& rows, PlannedDefaults& defaults);
 
 }  // namespace partheal::append

@@ -28,13 +28,11 @@ namespace partheal::append {
 
 namespace {
 
-// Counts changes this backend has seen, from 1, to what a key or column
-// default's EXECUTE checks and planning depend on: any function (pg_proc: a
-// new body, new grants, a new volatility), and any role or role membership
-// (pg_authid, pg_auth_members: a privilege held through a role that was
-// revoked). A default planned before one may have inlined or folded the old
-// function, or checked EXECUTE against what the user no longer holds; a
-// prepared INSERT checks EXECUTE at every execution.
+// Counts changes this backend has seen, from 1, to what a planned default
+// depends on: any function (pg_proc: a new body, new grants, a new
+// volatility), any role or role membership (pg_authid, pg_auth_members:
+// whether the planner could inline a function depends on EXECUTE), and any
+// type (pg_type: a domain's default, folded in).
 uint64_t generation = 1;
 
 void on_function_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
@@ -48,6 +46,7 @@ uint64_t functions_generation() {
       CacheRegisterSyscacheCallback(PROCOID, on_function_change, Datum(0));
       CacheRegisterSyscacheCallback(AUTHOID, on_function_change, Datum(0));
       CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_function_change, Datum(0));
+      CacheRegisterSyscacheCallback(TYPEOID, on_function_change, Datum(0));
     });
     registered = true;
   }
@@ -130,57 +129,44 @@ Target::~Target() {
   if (context_ != nullptr) MemoryContextDelete(context_);
 }
 
-ExprState* Target::column_default(Relation parent, int index) {
-  const uint64_t now = functions_generation();
-  const Oid user = GetUserId();
-  if (default_generation_ != now || default_user_ != user) {
-    // Planned again, as a prepared INSERT's plan is, for another user (the
-    // EXECUTE checks are the user's) and after any function changed (a
-    // replaced body, a REVOKE). A new default (ALTER COLUMN ... SET DEFAULT)
-    // changes the table's descriptor, and so the target.
-    if (default_context_ == nullptr)
-      default_context_ = pg::guard([&] {
-        return AllocSetContextCreate(context_, "partheal column defaults", ALLOCSET_SMALL_SIZES);
-      });
-    MemoryContext cxt = default_context_;
-    pg::guard([&] { MemoryContextReset(cxt); });
-    defaults_.assign(columns_.size(), nullptr);
-    default_built_.assign(columns_.size(), false);
-    default_generation_ = now;
-    default_user_ = user;
-  }
-  if (default_built_[index]) return defaults_[index];
-  const Column& c = columns_[index];
-  MemoryContext cxt = default_context_;
-  // A generated column's expression is not a default: the INSERT computes
-  // it, after the row's other values.
-  ExprState* state = c.generated ? nullptr : pg::guard([&] {
-    MemoryContext old = MemoryContextSwitchTo(cxt);
-    Node* def = build_column_default(parent, c.attnum);
-    ExprState* built =
-        def == nullptr ? nullptr : ExecInitExpr(expression_planner((Expr*)def), nullptr);
-    MemoryContextSwitchTo(old);
-    return built;
+PlannedDefaults::PlannedDefaults(uint64_t generation, Oid user, size_t columns)
+    : generation_(generation), user_(user), planned_(columns, nullptr), built_(columns, false) {
+  context_ = pg::guard([] {
+    return AllocSetContextCreate(CacheMemoryContext, "partheal planned defaults",
+                                 ALLOCSET_SMALL_SIZES);
   });
-  defaults_[index] = state;
-  default_built_[index] = true;
-  return state;
 }
 
-bool Target::key_default(Relation parent, Datum* value) {
-  ExprState* state = column_default(parent, key_index_);
-  if (state == nullptr) return false;
-  const Column& key = columns_[key_index_];
-  bool isnull = false;
-  *value = pg::guard([&] {
-    ExprContext* econtext = CreateStandaloneExprContext();
-    Datum d = ExecEvalExprSwitchContext(state, econtext, &isnull);
-    // Out of the per-tuple memory freed next (a pass-by-reference build).
-    if (!isnull) d = datumCopy(d, key.typbyval, key.typlen);
-    FreeExprContext(econtext, true);
-    return d;
+PlannedDefaults::~PlannedDefaults() {
+  // PostgreSQL memory; freeing it cannot raise.
+  if (context_ != nullptr) MemoryContextDelete(context_);
+}
+
+Expr* PlannedDefaults::get(Relation parent, const Column& column, int index) {
+  if (built_[index]) return planned_[index];
+  // A generated column's expression is not a default: the INSERT computes
+  // it, after the row's other values.
+  MemoryContext cxt = context_;
+  Expr* planned = column.generated ? nullptr : pg::guard([&] {
+    MemoryContext old = MemoryContextSwitchTo(cxt);
+    Node* def = build_column_default(parent, column.attnum);
+    Expr* out = def == nullptr ? nullptr : expression_planner((Expr*)def);
+    MemoryContextSwitchTo(old);
+    return out;
   });
-  return !isnull;
+  planned_[index] = planned;
+  built_[index] = true;
+  return planned;
+}
+
+std::shared_ptr<PlannedDefaults> Target::defaults() {
+  const uint64_t now = functions_generation();
+  const Oid user = pg::guard([] { return GetUserId(); });
+  // A set still held by a running call stays its own; a new one serves
+  // the calls from now on.
+  if (defaults_ == nullptr || !defaults_->current(now, user))
+    defaults_ = std::make_shared<PlannedDefaults>(now, user, columns_.size());
+  return defaults_;
 }
 
 bool Target::still_fits(const registry::ManagedTable& now, Relation parent) const {

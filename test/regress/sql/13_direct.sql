@@ -184,3 +184,59 @@ DROP FUNCTION note_it(), note_statement(), stamp();
 DROP SEQUENCE dr_other_seq;
 DROP DOMAIN d_label;
 DROP ROLE regress_direct_writer;
+
+-- A default that appends to its own table: each call builds its own
+-- defaults, the nested one as well, and both rows land.
+CREATE TABLE r (id bigserial, tag text, body text) PARTITION BY RANGE (id);
+CREATE FUNCTION r_tag() RETURNS text LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+  IF coalesce(current_setting('r.inner', true), '') <> 'on' THEN
+    PERFORM set_config('r.inner', 'on', true);
+    PERFORM partheal_append('r', '{"body": "inner"}');
+    PERFORM set_config('r.inner', 'off', true);
+  END IF;
+  RETURN 'tag';
+END $$;
+ALTER TABLE r ALTER COLUMN tag SET DEFAULT r_tag();
+SELECT partheal_manage('r', 100, NULL);
+SELECT count(*) FROM partheal_append('r', '{"body": "outer"}');
+SELECT body, tag FROM r ORDER BY body;
+DROP TABLE r;
+DROP FUNCTION r_tag();
+
+-- A domain's constraint made after appends applies to the next one, as to
+-- the next INSERT; dropped, it no longer does.
+CREATE DOMAIN d_code AS text;
+CREATE TABLE dc (id bigserial, code d_code DEFAULT 'none', body text) PARTITION BY RANGE (id);
+SELECT partheal_manage('dc', 100, NULL);
+SELECT count(*) FROM partheal_append('dc', '{"body": "a"}');
+ALTER DOMAIN d_code ADD CONSTRAINT upper_only CHECK (VALUE = upper(VALUE)) NOT VALID;
+SELECT * FROM partheal_append('dc', '{"body": "b"}');
+INSERT INTO dc (body) VALUES ('c');
+ALTER DOMAIN d_code DROP CONSTRAINT upper_only;
+SELECT count(*) FROM partheal_append('dc', '{"body": "d"}');
+SELECT body, code FROM dc ORDER BY body;
+DROP TABLE dc;
+DROP DOMAIN d_code;
+
+-- A default that converts a row type, twice: each call's map is its own.
+CREATE TABLE base_t (a int);
+CREATE TABLE child_t (b int) INHERITS (base_t);
+CREATE TABLE cr (id bigserial, r base_t DEFAULT (ROW(1, 2)::child_t)::base_t, body text)
+  PARTITION BY RANGE (id);
+SELECT partheal_manage('cr', 100, NULL);
+SELECT count(*) FROM partheal_append('cr', '{"body": "1"}');
+SELECT count(*) FROM partheal_append('cr', '{"body": "2"}');
+SELECT body, r FROM cr ORDER BY body;
+DROP TABLE cr, child_t, base_t;
+
+-- A managed table attached as a partition of another, by a column the row
+-- leaves to its default: its bounds are checked on the row with it.
+CREATE TABLE top_t (region text NOT NULL, id bigint NOT NULL, body text) PARTITION BY LIST (region);
+CREATE TABLE eu_t (region text NOT NULL DEFAULT 'eu', id bigserial, body text) PARTITION BY RANGE (id);
+SELECT partheal_manage('eu_t', 100, NULL);
+ALTER TABLE top_t ATTACH PARTITION eu_t FOR VALUES IN ('eu');
+SELECT count(*) FROM partheal_append('eu_t', '{"body": "x"}');
+SELECT * FROM partheal_append('eu_t', '{"body": "y", "region": "us"}');
+SELECT region, body FROM top_t;
+DROP TABLE top_t;
