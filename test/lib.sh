@@ -30,7 +30,7 @@ use_major() {
 # Installs only what is missing, so a machine that has it all stays offline.
 install_packages() {
   local want=(postgresql-15 postgresql-server-dev-15 postgresql-client-15 libfmt-dev g++ make
-              libipc-run-perl clang-format "$@")
+              libipc-run-perl clang-format postgresql-15-pgaudit "$@")
   # VALGRIND=1 make test: memcheck, and tar's helpers for the source package
   # that PostgreSQL's suppressions come from (test/valgrind/valgrind.sh).
   if [ -n "${VALGRIND:-}" ]; then want+=(valgrind bzip2 xz-utils); fi

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ahead/mark.hpp"
+#include "append/direct_insert.hpp"
 #include "append/rows.hpp"
 #include "append/target.hpp"
 #include "partitions/catalog.hpp"
@@ -29,6 +30,8 @@ extern "C" {
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
+#include "utils/datum.h"
+#include "executor/executor.h"
 }
 
 namespace partheal::append {
@@ -110,12 +113,51 @@ std::vector<int64> draw_ids(const registry::TableShape& shape, Rows& rows) {
   return ids;
 }
 
+// A column default evaluated once per row, as the INSERT would, from an
+// ExprState built for this call alone.
+class RowDefault {
+ public:
+  explicit RowDefault(Expr* planned) {
+    pg::guard([&] {
+      state_ = ExecInitExpr(planned, nullptr);
+      econtext_ = CreateStandaloneExprContext();
+    });
+  }
+  RowDefault(const RowDefault&) = delete;
+  RowDefault& operator=(const RowDefault&) = delete;
+  // Freeing the context runs no callback (a default has no set-returning
+  // function) and cannot raise.
+  ~RowDefault() { FreeExprContext(econtext_, true); }
+
+  // False for a NULL; the value is copied out of the row's memory.
+  bool next(const Column& column, Datum* value) {
+    bool isnull = false;
+    ExprState* state = state_;
+    ExprContext* econtext = econtext_;
+    *value = pg::guard([&] {
+      Datum d = ExecEvalExprSwitchContext(state, econtext, &isnull);
+      if (!isnull) d = datumCopy(d, column.typbyval, column.typlen);
+      ResetExprContext(econtext);
+      return d;
+    });
+    return !isnull;
+  }
+
+ private:
+  ExprState* state_ = nullptr;
+  ExprContext* econtext_ = nullptr;
+};
+
 // A time-keyed table's keys, known before the insert as ids are: the value
 // a row gives, or the column default evaluated for the row in the backend
 // (now() is the transaction's time), which the INSERT then stores as given.
-std::vector<int64> time_keys(Target& target, Relation parent, Rows& rows) {
+std::vector<int64> time_keys(Target& target, Relation parent, Rows& rows,
+                             PlannedDefaults& defaults) {
   const registry::TableShape& shape = target.table().shape;
+  const Column& key = target.column(target.key_index());
   std::vector<int64> keys(rows.count);
+  std::optional<RowDefault> key_default;
+  bool looked = false;
   for (int r = 0; r < rows.count; ++r) {
     Datum& d = rows.value(rows.key_position, r);
     char& null = rows.null(rows.key_position, r);
@@ -125,7 +167,12 @@ std::vector<int64> time_keys(Target& target, Relation parent, Rows& rows) {
                "A row with a null partition key has no partition to go to.",
                "Leave the key out of a row to take the column's default.");
     if (!rows.key_given[r]) {
-      if (!target.key_default(parent, &d))
+      if (!looked) {
+        if (Expr* planned = defaults.get(parent, key, target.key_index()))
+          key_default.emplace(planned);
+        looked = true;
+      }
+      if (!key_default || !key_default->next(key, &d))
         pg::fail(
             ERRCODE_NOT_NULL_VIOLATION,
             fmt::format("row {} gives no \"{}\", and its default is null", r + 1, shape.key_column),
@@ -252,6 +299,8 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
 
   std::shared_ptr<append::Target> held = append::target_for(table, parent);
   append::Target& target = *held;
+  // The defaults rows take, planned for this user, held for this call.
+  std::shared_ptr<append::PlannedDefaults> defaults = target.defaults();
   const bool before_row_triggers =
       parent->trigdesc != nullptr && parent->trigdesc->trig_insert_before_row;
   append::Rows rows = append::read_rows(target, json, before_row_triggers);
@@ -261,7 +310,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   // The keys the heal covers: the ids, or a time-keyed table's times.
   std::vector<int64> keys;
   if (by_time) {
-    keys = append::time_keys(target, parent, rows);
+    keys = append::time_keys(target, parent, rows, *defaults);
     heal::refuse_far_windows(*table, parent, keys);
   } else {
     // Before any id is drawn: given ids far from the sequence would let a
@@ -281,19 +330,42 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     nulls = rows.nulls;
   }
 
-  // No search_path is pinned here: every name in the INSERT is qualified and
-  // it has no operators, so the path cannot change what it means, while the
-  // table's own triggers and defaults see the session's path, as with INSERT.
-  pg::spi::connect();
   // What is returned is what was stored, as INSERT ... RETURNING says: a
   // BEFORE trigger may change an id, or skip a row. Without such triggers
   // the ids drawn are the ids stored, and no RETURNING is needed.
   bool returning =
       before_row_triggers && rows.id_position >= 0 && append::may_read_key(*table, parent);
-  SPIPlanPtr plan = target.plan(rows.columns, batch, returning);
+  // A single row into a table whose INSERT is only routing, constraints and
+  // indexes goes in directly (append/direct_insert), with no SPI at all.
+  // Otherwise SPI is connected for the whole loop, outside its
+  // subtransactions, whose end would close a connection made inside them;
+  // a direct insert's fallback (a partition with triggers of its own)
+  // connects, inserts and finishes within the one attempt, as it needs no
+  // RETURNING rows after it.
+  const bool direct = !batch && !returning && append::direct_insert_fits(target, parent, rows);
+  // No search_path is pinned here: every name in the INSERT is qualified and
+  // it has no operators, so the path cannot change what it means, while the
+  // table's own triggers and defaults see the session's path, as with INSERT.
+  if (!direct) pg::spi::connect();
+  SPIPlanPtr prepared = nullptr;
+  auto spi_plan = [&] {
+    if (prepared == nullptr) prepared = target.plan(rows.columns, batch, returning);
+    return prepared;
+  };
   std::vector<int64> stored = ids;
   uint64 inserted = 0;
   heal::insert_until_covered(*table, parent, keys, worker::create_covering_partition, [&] {
+    if (direct) {
+      if (append::insert_one_direct(target, parent, rows, *defaults)) {
+        inserted = 1;
+        return;
+      }
+      pg::spi::connect();
+      inserted = pg::spi::execute_plan(spi_plan(), values.data(), nulls.data(), SPI_OK_INSERT);
+      pg::spi::finish();
+      return;
+    }
+    SPIPlanPtr plan = spi_plan();
     if (!returning) {
       inserted = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
       return;
@@ -304,7 +376,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
       if (std::optional<Datum> id = pg::spi::value(i, 1))
         stored.push_back(partitions::key_to_int64(*id, table->shape.id_type));
   });
-  pg::spi::finish();
+  if (!direct) pg::spi::finish();
   const bool has_ids = rows.id_position >= 0;
   if (!has_ids) stored.clear();
   const uint64 stored_rows = has_ids ? stored.size() : inserted;

@@ -28,10 +28,11 @@ namespace partheal::append {
 
 namespace {
 
-// Counts changes to any function (pg_proc: a new body, new grants, a new
-// volatility) this backend has seen, from 1. A key default planned before
-// one may have inlined or folded the old function, or checked EXECUTE
-// against the old grants.
+// Counts changes this backend has seen, from 1, to what a planned default
+// depends on: any function (pg_proc: a new body, new grants, a new
+// volatility), any role or role membership (pg_authid, pg_auth_members:
+// whether the planner could inline a function depends on EXECUTE), and any
+// type (pg_type: a domain's default, folded in).
 uint64_t generation = 1;
 
 void on_function_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
@@ -41,7 +42,12 @@ void on_function_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
 uint64_t functions_generation() {
   static bool registered = false;
   if (!registered) {
-    pg::guard([] { CacheRegisterSyscacheCallback(PROCOID, on_function_change, Datum(0)); });
+    pg::guard([] {
+      CacheRegisterSyscacheCallback(PROCOID, on_function_change, Datum(0));
+      CacheRegisterSyscacheCallback(AUTHOID, on_function_change, Datum(0));
+      CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_function_change, Datum(0));
+      CacheRegisterSyscacheCallback(TYPEOID, on_function_change, Datum(0));
+    });
     registered = true;
   }
   return generation;
@@ -72,6 +78,7 @@ Target::Target(registry::TablePtr table, Relation parent) : table_(std::move(tab
     c.not_null = att->attnotnull;
     c.has_default = att->atthasdef || att->attidentity != '\0' || att->attgenerated != '\0';
     c.generated = att->attgenerated != '\0';
+    c.identity = att->attidentity;
     Oid base = pg::guard([&] { return getBaseType(c.type); });
     c.is_domain = base != c.type;
     c.is_json = base == JSONOID || base == JSONBOID;
@@ -110,6 +117,7 @@ Target::Target(registry::TablePtr table, Relation parent) : table_(std::move(tab
     if (cast_to != nullptr) c.cast_to = cast_to;
     if (c.attnum == table_->shape.key_attnum) key_index_ = static_cast<int>(columns_.size());
     if (c.attnum == table_->shape.id_attnum) id_index_ = static_cast<int>(columns_.size());
+    if (c.generated) has_generated_ = true;
     by_name_.emplace(c.name, static_cast<int>(columns_.size()));
     columns_.push_back(std::move(c));
   }
@@ -121,45 +129,44 @@ Target::~Target() {
   if (context_ != nullptr) MemoryContextDelete(context_);
 }
 
-bool Target::key_default(Relation parent, Datum* value) {
-  const AttrNumber attnum = table_->shape.key_attnum;
-  const uint64_t now = functions_generation();
-  const Oid user = GetUserId();
-  if (default_generation_ != now || default_user_ != user) {
-    // Planned again, as a prepared INSERT's plan is, for another user (the
-    // EXECUTE checks are the user's) and after any function changed (a
-    // replaced body, a REVOKE). A new default (ALTER COLUMN ... SET DEFAULT)
-    // changes the table's descriptor, and so the target.
-    if (default_context_ == nullptr)
-      default_context_ = pg::guard([&] {
-        return AllocSetContextCreate(context_, "partheal key default", ALLOCSET_SMALL_SIZES);
-      });
-    MemoryContext cxt = default_context_;
-    key_default_ = pg::guard([&] {
-      MemoryContextReset(cxt);
-      MemoryContext old = MemoryContextSwitchTo(cxt);
-      Node* def = build_column_default(parent, attnum);
-      ExprState* state =
-          def == nullptr ? nullptr : ExecInitExpr(expression_planner((Expr*)def), nullptr);
-      MemoryContextSwitchTo(old);
-      return state;
-    });
-    default_generation_ = now;
-    default_user_ = user;
-  }
-  if (key_default_ == nullptr) return false;
-  ExprState* state = key_default_;
-  const Column& key = columns_[key_index_];
-  bool isnull = false;
-  *value = pg::guard([&] {
-    ExprContext* econtext = CreateStandaloneExprContext();
-    Datum d = ExecEvalExprSwitchContext(state, econtext, &isnull);
-    // Out of the per-tuple memory freed next (a pass-by-reference build).
-    if (!isnull) d = datumCopy(d, key.typbyval, key.typlen);
-    FreeExprContext(econtext, true);
-    return d;
+PlannedDefaults::PlannedDefaults(uint64_t generation, Oid user, size_t columns)
+    : generation_(generation), user_(user), planned_(columns, nullptr), built_(columns, false) {
+  context_ = pg::guard([] {
+    return AllocSetContextCreate(CacheMemoryContext, "partheal planned defaults",
+                                 ALLOCSET_SMALL_SIZES);
   });
-  return !isnull;
+}
+
+PlannedDefaults::~PlannedDefaults() {
+  // PostgreSQL memory; freeing it cannot raise.
+  if (context_ != nullptr) MemoryContextDelete(context_);
+}
+
+Expr* PlannedDefaults::get(Relation parent, const Column& column, int index) {
+  if (built_[index]) return planned_[index];
+  // A generated column's expression is not a default: the INSERT computes
+  // it, after the row's other values.
+  MemoryContext cxt = context_;
+  Expr* planned = column.generated ? nullptr : pg::guard([&] {
+    MemoryContext old = MemoryContextSwitchTo(cxt);
+    Node* def = build_column_default(parent, column.attnum);
+    Expr* out = def == nullptr ? nullptr : expression_planner((Expr*)def);
+    MemoryContextSwitchTo(old);
+    return out;
+  });
+  planned_[index] = planned;
+  built_[index] = true;
+  return planned;
+}
+
+std::shared_ptr<PlannedDefaults> Target::defaults() {
+  const uint64_t now = functions_generation();
+  const Oid user = pg::guard([] { return GetUserId(); });
+  // A set still held by a running call stays its own; a new one serves
+  // the calls from now on.
+  if (defaults_ == nullptr || !defaults_->current(now, user))
+    defaults_ = std::make_shared<PlannedDefaults>(now, user, columns_.size());
+  return defaults_;
 }
 
 bool Target::still_fits(const registry::ManagedTable& now, Relation parent) const {

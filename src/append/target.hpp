@@ -33,6 +33,7 @@ struct Column {
   bool not_null = false;
   bool has_default = false;  // a default, an identity or a generated expression
   bool generated = false;    // GENERATED ALWAYS AS (...) STORED: no row may name it
+  char identity = '\0';      // attidentity: 'a' GENERATED ALWAYS, 'd' BY DEFAULT
   bool domain_has_default = false;
   FmgrInfo input{};
   Oid ioparam = InvalidOid;
@@ -44,6 +45,37 @@ struct Column {
   int16 typlen = 0;
   bool typbyval = false;
   char typalign = 'i';
+};
+
+// The columns' defaults as the INSERT's planner adds them for a row that
+// does not name the column (an identity's next value, the column's default,
+// its domain's), planned once for one user and kept until a function, a
+// role, a role membership or a type changes (a replaced body may have been
+// inlined, a domain's default folded, EXECUTE decided an inlining). Only
+// the planned expressions are kept: each call builds its own ExprStates
+// from them, as each execution of a prepared INSERT does, so EXECUTE and a
+// domain's constraints are checked then and no state is shared between
+// calls.
+class PlannedDefaults {
+ public:
+  PlannedDefaults(uint64_t generation, Oid user, size_t columns);
+  PlannedDefaults(const PlannedDefaults&) = delete;
+  PlannedDefaults& operator=(const PlannedDefaults&) = delete;
+  ~PlannedDefaults();
+
+  bool current(uint64_t generation, Oid user) const {
+    return generation == generation_ && user == user_;
+  }
+  // The planned default of column `index` (planned on first use), nullptr
+  // for none: the row's value is then NULL.
+  Expr* get(Relation parent, const struct Column& column, int index);
+
+ private:
+  uint64_t generation_;
+  Oid user_;
+  MemoryContext context_ = nullptr;
+  std::vector<Expr*> planned_;
+  std::vector<bool> built_;
 };
 
 class Target {
@@ -63,9 +95,14 @@ class Target {
   // table); -1 for a time-keyed table without one.
   int id_index() const { return id_index_; }
 
-  // A time key's column default, evaluated once for one row as the INSERT
-  // would: false when the column has none (the row's key is then NULL).
-  bool key_default(Relation parent, Datum* value);
+  // The planned defaults this call's rows take: held for the whole call,
+  // so that a nested call (a default that appends) or an invalidation
+  // meanwhile frees nothing it uses.
+  std::shared_ptr<PlannedDefaults> defaults();
+
+  // Whether the table has a generated column, which a direct insert does
+  // not compute.
+  bool has_generated() const { return has_generated_; }
 
   // True while the table has the name and columns this target was made
   // for: a new partition leaves both alone, and the plans stay.
@@ -84,13 +121,8 @@ class Target {
   std::unordered_map<std::string, int> by_name_;
   int key_index_ = -1;
   int id_index_ = -1;
-  // The key default's ExprState, built for one user and kept until a
-  // function changes: its EXECUTE checks are made when it is built, and the
-  // functions it calls may be replaced.
-  MemoryContext default_context_ = nullptr;  // a child of context_, reset per build
-  uint64_t default_generation_ = 0;          // functions_generation() when built; 0: never
-  Oid default_user_ = InvalidOid;
-  ExprState* key_default_ = nullptr;  // nullptr: no default
+  bool has_generated_ = false;
+  std::shared_ptr<PlannedDefaults> defaults_;
   std::map<std::string, SPIPlanPtr> plans_;
   // The plan the last call used, one of plans_.
   std::vector<int> last_columns_;

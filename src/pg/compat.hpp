@@ -19,6 +19,12 @@ extern "C" {
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/wait_event.h"
+#include "executor/executor.h"
+#include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"  // addRTEPermissionInfo
+#endif
 #if PG_VERSION_NUM >= 190000
 #include "utils/lsyscache.h"  // get_database_name, moved from dbcommands.h in 19
 #else
@@ -109,6 +115,64 @@ inline uint32 wait_event(const char* name) {
 inline void release_wait_event_lock() {
 #if PG_VERSION_NUM >= 170000
   if (LWLockHeldByMe(WaitEventCustomLock)) LWLockRelease(WaitEventCustomLock);
+#endif
+}
+
+// The executor calls of a direct insert (append/direct_insert), as COPY
+// FROM makes them.
+//
+// The range table of one INSERT into `rte`, with `inserted` (attnums offset
+// by FirstLowInvalidHeapAttributeNumber) as its inserted columns, which an
+// error's "Failing row contains" consults: 16 moved the permissions into
+// RTEPermissionInfo, 18 added the unpruned relids.
+inline void init_insert_range_table(EState* estate, RangeTblEntry* rte, Bitmapset* inserted) {
+#if PG_VERSION_NUM >= 160000
+  List* perminfos = NIL;
+  RTEPermissionInfo* perm = addRTEPermissionInfo(&perminfos, rte);
+  perm->requiredPerms = ACL_INSERT;
+  perm->insertedCols = inserted;
+#if PG_VERSION_NUM >= 180000
+  ExecInitRangeTable(estate, list_make1(rte), perminfos, bms_make_singleton(1));
+#else
+  ExecInitRangeTable(estate, list_make1(rte), perminfos);
+#endif
+#else
+  rte->requiredPerms = ACL_INSERT;
+  rte->insertedCols = inserted;
+  ExecInitRangeTable(estate, list_make1(rte));
+#endif
+}
+
+// The map from the root's row type to a leaf's, nullptr when they match:
+// 16 builds it on demand.
+inline TupleConversionMap* root_to_child_map(ResultRelInfo* leaf, EState* estate) {
+#if PG_VERSION_NUM >= 160000
+  return ExecGetRootToChildMap(leaf, estate);
+#else
+  (void)estate;
+  return leaf->ri_RootToPartitionMap;
+#endif
+}
+
+// A new row's index entries, unique ones checked at once: 16 added
+// onlySummarizing, 19 folded the flags into one argument.
+inline List* insert_index_tuples(ResultRelInfo* leaf, TupleTableSlot* slot, EState* estate) {
+#if PG_VERSION_NUM >= 190000
+  return ExecInsertIndexTuples(leaf, estate, 0, slot, NIL, nullptr);
+#elif PG_VERSION_NUM >= 160000
+  return ExecInsertIndexTuples(leaf, slot, estate, false, false, nullptr, NIL, false);
+#else
+  return ExecInsertIndexTuples(leaf, slot, estate, false, false, nullptr, NIL);
+#endif
+}
+
+// Whether a relation has generated columns: 18 added virtual ones.
+inline bool has_generated_columns(TupleDesc desc) {
+  if (desc->constr == nullptr) return false;
+#if PG_VERSION_NUM >= 180000
+  return desc->constr->has_generated_stored || desc->constr->has_generated_virtual;
+#else
+  return desc->constr->has_generated_stored;
 #endif
 }
 

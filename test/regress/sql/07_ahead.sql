@@ -107,15 +107,17 @@ SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'far'::regc
 
 -- A new partition size renumbers the partitions, so the watermark starts
 -- again: partition 1 under size 20 is claimed, although partition 1 under
--- size 10 was.
+-- size 10 was. (Not ahead_requested: the worker's poll keeps one partition
+-- ahead too, premake 0 or not, and when it comes first the claim finds the
+-- partition made and requests nothing.)
 CREATE TABLE resized (id bigserial) PARTITION BY RANGE (id);
 SELECT partheal_manage('resized', 10, premake => 0);
 SELECT count(*) FROM partheal_append('resized', '[{}, {}, {}, {}, {}, {}, {}, {}, {}]');
-SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'resized'::regclass;
+SELECT watermark FROM partheal_stats WHERE parent = 'resized'::regclass;
 SELECT partheal_manage('resized', 20, 50, premake => 0);
 SELECT watermark FROM partheal_stats WHERE parent = 'resized'::regclass;
 SELECT * FROM partheal_append('resized', '{}');
-SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'resized'::regclass;
+SELECT watermark FROM partheal_stats WHERE parent = 'resized'::regclass;
 SELECT wait_for_partition('resized_p20') AS created_ahead;
 DROP TABLE far, resized;
 
