@@ -8,6 +8,7 @@
 extern "C" {
 #include "access/sysattr.h"
 #include "access/tableam.h"
+#include "access/tupconvert.h"
 #include "access/xact.h"
 #include "catalog/pg_attribute.h"
 #include "commands/trigger.h"
