@@ -81,7 +81,7 @@ class Attributes {
 bool insert_one_direct(Target& target, Relation parent, Rows& rows, PlannedDefaults& planned) {
   const TupleDesc desc = RelationGetDescr(parent);
   const int natts = desc->natts;
-  // Each attribute's value: the row's, or its default's state (nullptr:
+  // Each attribute's value: the row's, or its planned default (nullptr:
   // NULL). Dropped attributes stay NULL. rows.columns is in attnum order,
   // as the target's columns are.
   Attributes<Datum> values(natts, Datum(0));
