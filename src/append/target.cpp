@@ -35,18 +35,18 @@ namespace {
 // type (pg_type: a domain's default, folded in).
 uint64_t generation = 1;
 
-void on_function_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
+void on_default_dependency_change(Datum, pg::compat::SyscacheId, uint32) noexcept {
   ++generation;
 }
 
-uint64_t functions_generation() {
+uint64_t defaults_generation() {
   static bool registered = false;
   if (!registered) {
     pg::guard([] {
-      CacheRegisterSyscacheCallback(PROCOID, on_function_change, Datum(0));
-      CacheRegisterSyscacheCallback(AUTHOID, on_function_change, Datum(0));
-      CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_function_change, Datum(0));
-      CacheRegisterSyscacheCallback(TYPEOID, on_function_change, Datum(0));
+      CacheRegisterSyscacheCallback(PROCOID, on_default_dependency_change, Datum(0));
+      CacheRegisterSyscacheCallback(AUTHOID, on_default_dependency_change, Datum(0));
+      CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_default_dependency_change, Datum(0));
+      CacheRegisterSyscacheCallback(TYPEOID, on_default_dependency_change, Datum(0));
     });
     registered = true;
   }
@@ -160,7 +160,7 @@ Expr* PlannedDefaults::get(Relation parent, const Column& column, int index) {
 }
 
 std::shared_ptr<PlannedDefaults> Target::defaults() {
-  const uint64_t now = functions_generation();
+  const uint64_t now = defaults_generation();
   const Oid user = pg::guard([] { return GetUserId(); });
   // A set still held by a running call stays its own; a new one serves
   // the calls from now on.
