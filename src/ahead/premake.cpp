@@ -1,5 +1,6 @@
 #include "ahead/premake.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 extern "C" {
 #include "access/relation.h"
+#include "access/xact.h"
 #include "utils/timestamp.h"
 }
 
@@ -25,12 +27,18 @@ namespace {
 std::vector<int64> keys_needed(const registry::ManagedTable& table) {
   const partitions::KeySpace keys = table.key_space();
   if (keys.is_time()) {
-    const int64 now = GetCurrentTimestamp();
-    std::vector<int64_t> needed =
-        plan_by_clock(keys, table.config.premake, table.config.mark_percent, now,
-                      partitions::clock_offset(keys, now))
-            .keys;
-    return std::vector<int64>(needed.begin(), needed.end());
+    // Both the transaction's now(), which a DEFAULT now() stores in the rest
+    // of the registering transaction, and the clock, which the worker goes
+    // by: they are in different windows when the transaction began in an
+    // earlier one.
+    std::vector<int64> needed;
+    for (const int64 now : {GetCurrentTransactionStartTimestamp(), GetCurrentTimestamp()}) {
+      for (int64_t key : plan_by_clock(keys, table.config.premake, table.config.mark_percent, now,
+                                       partitions::clock_offset(keys, now))
+                             .keys)
+        if (std::find(needed.begin(), needed.end(), key) == needed.end()) needed.push_back(key);
+    }
+    return needed;
   }
   if (table.config.premake == 0 || table.config.mark_percent == 0) return {};
   std::optional<pg::SequencePosition> seq = pg::read_sequence(table.shape.sequence, true);
