@@ -150,6 +150,10 @@ my $finish_writers = sub {
 # takes them back with the registration, and after a COMMIT they are there
 # at once, made by the registration's own transaction, not a poll.
 $sql->(q{CREATE TABLE txn (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at)});
+# Half a second from a boundary: the transaction's now() and the clock the
+# registration reads are in one window (else it makes both, and their
+# premake after: 4).
+$mid_window->(1);
 is($sql->(q{BEGIN;
   SELECT count(*) FROM partheal_manage('txn', interval '1 second', premake => 2);
   SELECT count(*) FROM pg_inherits WHERE inhparent = 'txn'::regclass;
@@ -218,6 +222,9 @@ cmp_ok($sql->(q{SELECT count(*) FROM windows('quiet1')}), '>=', 7, 'b: one windo
 is($sql->(q{SELECT count(*) FROM quiet1}), '0', 'b: and the table has no rows');
 # partheal_stats: the newest window's upper bound, the next window from it,
 # made when the clock reaches premake (2) windows before that bound.
+# Read mid-window too: at a window's start the worker publishes the window
+# it is making and re-polls a moment later.
+$mid_window->(1);
 is($sql->(q{SELECT key_type, partition_interval, time_zone, premake,
     newest_upper::timestamptz = (SELECT max(hi) FROM windows('quiet1')),
     substring(next_window FROM '^\[([^,]+),')::timestamptz = newest_upper::timestamptz,
