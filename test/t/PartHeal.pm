@@ -2,7 +2,10 @@
 package PartHeal;
 use strict;
 use warnings;
+use IPC::Run;
+use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils ();
 
 sub new_node {
   my ($name, %opts) = @_;
@@ -13,6 +16,90 @@ sub new_node {
   $node->append_conf('postgresql.conf', "max_worker_processes = 16\nlc_messages = 'C'\n");
   $node->start;
   return $node;
+}
+
+# Plain INSERT writers: each a psql reading a stream of INSERTs with
+# ON_ERROR_STOP off, so that each failed INSERT is one ERROR line on its
+# stderr and the stream goes on. The generator stops after $seconds and
+# then writes how many rounds it sent (each round is every statement once).
+# psql runs the whole stream: a row is lost only with an ERROR.
+my $writers = 0;
+sub start_writers {
+  my ($node, $clients, $seconds, @statements) = @_;
+  my $tmp = $PostgreSQL::Test::Utils::tmp_check;
+  my $gen = q{
+    use Time::HiRes 'time';
+    my ($seconds, $count, @statements) = @ARGV;
+    my $chunk = join('', map { "$_\n" } @statements) x 50;
+    my ($end, $rounds) = (time + $seconds, 0);
+    # A print fails once psql is gone (SIGPIPE is ignored here): stop then.
+    while (time < $end) { print $chunk or last; $rounds += 50; }
+    close STDOUT;
+    open(my $f, '>', $count) or die "$count: $!";
+    print $f $rounds;
+    close $f;
+  };
+  my @w;
+  for (1 .. $clients) {
+    my $n = ++$writers;
+    my %c = (count => "$tmp/writer$n.count", err => "$tmp/writer$n.err");
+    $c{h} = IPC::Run::start(['perl', '-e', $gen, $seconds, $c{count}, @statements], '|',
+      ['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres')],
+      '>', '/dev/null', '2>', $c{err});
+    push @w, \%c;
+  }
+  return \@w;
+}
+
+# Waits for them; the rounds sent, the failed statements (an ERROR or FATAL
+# line each, or a lost connection), and the first few of those lines.
+sub finish_writers {
+  my ($w) = @_;
+  my ($rounds, $failed, @lines) = (0, 0);
+  for my $c (@$w) {
+    eval { $c->{h}->finish; 1 };
+    $rounds += PostgreSQL::Test::Utils::slurp_file($c->{count}) if -e $c->{count};
+    for (split /\n/, PostgreSQL::Test::Utils::slurp_file($c->{err})) {
+      next unless /ERROR:|FATAL:|connection to server was lost|server closed the connection/;
+      $failed++;
+      push @lines, $_ if @lines < 5;
+    }
+  }
+  return ($rounds, $failed, @lines);
+}
+
+# windows(parent): a table's partitions with their bounds, and the commit
+# time and xid of the transaction that made each. pg_get_expr writes bounds
+# in the session's TimeZone: pinned to UTC they read back as partheal wrote
+# them (with +00), whatever the node's or the client's zone.
+sub create_windows_function {
+  my ($node) = @_;
+  $node->safe_psql('postgres', q{
+  CREATE FUNCTION windows(parent regclass)
+    RETURNS TABLE (part regclass, lo timestamptz, hi timestamptz, made timestamptz, xid text)
+    LANGUAGE sql SET TimeZone = 'UTC' AS $$
+      SELECT c.oid::regclass,
+             substring(b FROM $re$FROM \('([^']+)'\)$re$)::timestamptz,
+             substring(b FROM $re$TO \('([^']+)'\)$re$)::timestamptz,
+             pg_xact_commit_timestamp(c.xmin), c.xmin::text
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid,
+             LATERAL pg_get_expr(c.relpartbound, c.oid) AS b
+       WHERE i.inhparent = parent AND b <> 'DEFAULT'
+    $$;
+  });
+}
+
+# Polls $query until it returns 't', for at most $seconds; the seconds it
+# took, or undef.
+sub within {
+  my ($node, $query, $seconds) = @_;
+  my $t0 = Time::HiRes::time();
+  while (Time::HiRes::time() - $t0 < $seconds) {
+    my ($rc, $out) = $node->psql('postgres', $query);
+    return Time::HiRes::time() - $t0 if $rc == 0 && $out eq 't';
+    Time::HiRes::sleep(0.05);
+  }
+  return undef;
 }
 
 1;
