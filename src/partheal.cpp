@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ahead/catch_up.hpp"
+#include "attach/auto_drain.hpp"
 #include "ahead/premake.hpp"
 #include "manage/manage.hpp"
 #include "errors.hpp"
@@ -44,6 +45,7 @@ int ahead_seconds = 10;
 int max_ahead_partitions = 16;
 int attach_lock_timeout_ms = 200;
 int attach_lock_attempts = 5;
+bool drain_default = false;
 
 int attach_lock_budget_ms() {
   return std::max(1, std::min(attach_lock_timeout_ms, DeadlockTimeout / 2));
@@ -121,6 +123,11 @@ void define_gucs() {
                           "Attempts an attach makes at its locks before it gives way.", nullptr,
                           &partheal::settings::attach_lock_attempts, 5, 1, 100, PGC_USERSET, 0,
                           nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable("partheal.drain_default",
+                           "Whether the worker moves rows out of time-keyed tables' DEFAULT "
+                           "partitions into their windows.",
+                           nullptr, &partheal::settings::drain_default, false, PGC_SIGHUP, 0,
+                           nullptr, nullptr, nullptr);
   DefineCustomIntVariable("partheal.naptime",
                           "How often the worker reads sequence positions to create ahead for "
                           "writers that do not call partheal_append.",
@@ -141,6 +148,16 @@ void define_gucs() {
   MarkGUCPrefixReserved("partheal");
 }
 
+// The worker's poll round: create-ahead's poll and catch-up, then the
+// drain of the DEFAULT partitions the poll found.
+partheal::worker::PollOutcome poll_round(Oid dboid) {
+  partheal::worker::PollOutcome out = partheal::ahead::poll_and_catch_up(dboid);
+  if (partheal::settings::drain_default && !out.with_default.empty() &&
+      partheal::attach::drain_managed_defaults(dboid, out.with_default))
+    out.made_any = true;
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
@@ -158,7 +175,7 @@ void _PG_init(void) {
   partheal::worker::install_database_ddl_hook();
   // The worker's poll round is create-ahead's catch-up: hooked in here, so
   // that worker/ needs nothing from ahead/.
-  partheal::worker::set_poll_round(partheal::ahead::poll_and_catch_up);
+  partheal::worker::set_poll_round(poll_round);
   partheal::manage::set_make_ahead(partheal::ahead::make_premade);
   partheal::worker::register_launcher();
 }

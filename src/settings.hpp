@@ -12,6 +12,7 @@ extern int ahead_seconds;           // partheal.ahead_seconds
 extern int max_ahead_partitions;    // partheal.max_ahead_partitions
 extern int attach_lock_timeout_ms;  // partheal.attach_lock_timeout
 extern int attach_lock_attempts;    // partheal.attach_lock_attempts
+extern bool drain_default;          // partheal.drain_default
 
 // One attach attempt's budget for its lock waits: partheal.attach_lock_timeout,
 // never more than half of this session's deadlock_timeout.

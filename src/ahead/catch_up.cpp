@@ -82,6 +82,15 @@ bool note_default_partition(Oid relid, Relation rel, const registry::ManagedTabl
   watch.default_partition = partition;
   // A time-keyed table may be registered with one; an id-keyed one got it
   // after its registration.
+  if (table.shape.key_is_time && settings::drain_default) {
+    pg::report(LOG, 0,
+               fmt::format("{} {} has a DEFAULT partition {}: rows without a window of their own "
+                           "go there, and the worker makes their windows and moves them out "
+                           "(partheal.drain_default)",
+                           errors::kLogDefaultPartition, pg::relation_label(relid),
+                           pg::relation_label(partition)));
+    return false;
+  }
   pg::report(WARNING, 0,
              fmt::format("{} {} has a DEFAULT partition {}{}: rows without a partition of their "
                          "own go there, and partheal creates no partitions for it until it is "
@@ -141,7 +150,8 @@ void publish_next(Oid relid, const ahead::Draws& d, const registry::ManagedTable
           ahead::mark_threshold(past ? n + 1 : n, size, percent, d.increment));
 }
 
-void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at) {
+void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
+              std::vector<Oid>& with_default) {
   bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
   if (!locked) return;  // busy with DDL: next round
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
@@ -149,6 +159,7 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at) {
   registry::TablePtr table = registry::lookup(rel);
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {
     registry::set_next(relid, registry::NextReason::kDefault);
+    if (table->shape.key_is_time) with_default.push_back(relid);
     pg::guard([&] { relation_close(rel, NoLock); });
     return;
   }
@@ -228,6 +239,7 @@ constexpr long kPollSliceMs = 50;
 Poll poll_sequences(Oid dboid) {
   std::vector<Watched> watched;
   int64 wake_at = 0;
+  std::vector<Oid> with_default;
   std::vector<Oid> relids;
   bool config_locked = false;
   std::vector<std::pair<Oid, std::optional<PgError>>> outcomes;
@@ -244,7 +256,7 @@ Poll poll_sequences(Oid dboid) {
       Oid relid = relids[next];
       std::optional<PgError> error;
       try {
-        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched, wake_at); });
+        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched, wake_at, with_default); });
       } catch (const PgError& e) {
         error = e;
       }
@@ -268,7 +280,7 @@ Poll poll_sequences(Oid dboid) {
     watches() = std::move(kept);
     poll_slice();
   });
-  if (failed) return Poll{{}, failed};
+  if (failed) return Poll{{}, failed, 0, {}};
   while (next < relids.size()) {
     worker::serve_heal_requests(dboid);
     if (std::optional<PgError> error = worker::in_transaction(poll_slice)) {
@@ -285,7 +297,7 @@ Poll poll_sequences(Oid dboid) {
     else
       watches()[relid].last_error.clear();
   }
-  return Poll{std::move(watched), std::nullopt, wake_at};
+  return Poll{std::move(watched), std::nullopt, wake_at, std::move(with_default)};
 }
 
 namespace {
@@ -398,6 +410,7 @@ worker::PollOutcome poll_and_catch_up(Oid dboid) {
   out.registrations = std::move(poll.registrations);
   out.made_any = catch_up(dboid, poll.behind);
   out.wake_at = poll.wake_at;
+  out.with_default = std::move(poll.with_default);
   return out;
 }
 

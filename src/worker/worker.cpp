@@ -93,6 +93,12 @@ void bound_lock_waits() {
   std::string value = std::to_string(settings::ddl_lock_timeout_ms);
   const char* text = value.c_str();
   pg::guard([&] { SetConfigOption("lock_timeout", text, PGC_SUSET, PGC_S_OVERRIDE); });
+  // Every transaction of the worker reads committed state as of each
+  // statement, whatever ALTER DATABASE or ALTER ROLE set: the drain's moves
+  // must see rows that writers commit while it runs (attach/reconcile.hpp).
+  pg::guard([] {
+    SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+  });
 }
 
 // Names the worker in the CONTEXT of everything it logs.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "pg/error.hpp"
 #include "pg/postgres.hpp"
@@ -19,6 +20,7 @@ struct PollOutcome {
   std::optional<PgError> registrations;  // reading the registrations failed
   bool made_any = false;                 // partitions were made: poll again soon
   TimestampTz wake_at = 0;               // poll again at this time at the latest; 0: naptime
+  std::vector<Oid> with_default;         // time-keyed tables with a DEFAULT partition
 };
 using PollRound = PollOutcome (*)(Oid dboid);
 

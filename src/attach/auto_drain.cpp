@@ -1,0 +1,266 @@
+#include "attach/auto_drain.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "attach/reconcile.hpp"
+#include "attach/window.hpp"
+#include "errors.hpp"
+#include "partitions/catalog.hpp"
+#include "partitions/child_table.hpp"
+#include "partitions/key_space.hpp"
+#include "partitions/time_zone.hpp"
+#include "pg/boundary.hpp"
+#include "pg/own_sql.hpp"
+#include "pg/relation.hpp"
+#include "pg/report.hpp"
+#include "pg/security.hpp"
+#include "pg/spi.hpp"
+#include "registry/registry.hpp"
+#include "worker/requests.hpp"
+#include "worker/transaction.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "utils/timestamp.h"
+}
+
+namespace partheal::attach {
+
+namespace {
+
+constexpr long kFirstRetryMs = 1000;
+constexpr long kMaxRetryMs = 60000;
+// One move statement's rows: a window's transaction grows with the window,
+// and the bulk move runs under ROW EXCLUSIVE, which blocks no one.
+constexpr int64 kBatchRows = 50000;
+// Windows a poll looks past when the oldest are backing off.
+constexpr int kMaxProbes = 8;
+// The most rows of one window the worker moves: a window's move and attach
+// are one transaction, and heal requests wait for its end.
+constexpr int64 kMaxWindowRows = 100000;
+
+struct BackOff {
+  TimestampTz retry_at = 0;
+  long retry_ms = 0;
+};
+
+// Per (table, window's lower key): a window attach_window gave up on, whose
+// attempt failed, or that is too big. Per table: the last error, logged
+// when it changes, and the table's own back-off.
+std::map<std::pair<Oid, int64>, BackOff>& window_back_offs() {
+  static auto* m = new std::map<std::pair<Oid, int64>, BackOff>();
+  return *m;
+}
+struct TableWatch {
+  BackOff back_off;
+  std::string last_error;
+};
+std::map<Oid, TableWatch>& table_watches() {
+  static auto* m = new std::map<Oid, TableWatch>();
+  return *m;
+}
+
+void back_off(BackOff& b) {
+  b.retry_ms = b.retry_ms == 0 ? kFirstRetryMs : Min(b.retry_ms * 2, kMaxRetryMs);
+  b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), b.retry_ms);
+}
+
+Datum key_datum(Oid type, int64 key) {
+  return type == DATEOID ? Int32GetDatum(static_cast<int32>(key)) : Int64GetDatum(key);
+}
+
+// DEFAULT's lowest finite key at or above `from`, if it holds one: min() is
+// an index probe when DEFAULT has an index on the key (a partitioned index
+// on the parent gives it one), and otherwise a scan under ACCESS SHARE,
+// which no writer waits for. NULL and infinite keys have no window.
+std::optional<int64> oldest_key(const Parent& p, int64 from) {
+  const partitions::RangeKey& k = p.key;
+  std::string sql = fmt::format(
+      "SELECT pg_catalog.min({0}) FROM {1} WHERE pg_catalog.isfinite({0}) AND {0}{2} {3} $1",
+      k.column, p.default_sql, k.collate, k.ge_operator);
+  Oid types[] = {k.type};
+  Datum values[] = {key_datum(k.type, from)};
+  pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
+  std::optional<Datum> v = pg::spi::value(0, 1);
+  if (!v) return std::nullopt;
+  return partitions::key_to_int64(*v, k.type);
+}
+
+// True when DEFAULT holds more than `cap` rows of [lower, upper): such a
+// window is left to partheal_partition_data, since the worker serves no
+// heal request while one window's transaction runs.
+bool window_over(const Parent& p, Datum lower, Datum upper, int64 cap) {
+  std::string sql =
+      fmt::format("SELECT pg_catalog.count(*) FROM (SELECT FROM {} WHERE {} LIMIT {}) s",
+                  p.default_sql, window_predicate(p), cap + 1);
+  Oid types[] = {p.key.type, p.key.type};
+  Datum values[] = {lower, upper};
+  pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}, true);
+  std::optional<Datum> n = pg::spi::value(0, 1);
+  return n && DatumGetInt64(*n) > cap;
+}
+
+struct Step {
+  bool attached = false;
+  int64 attached_lower = 0;
+  int64 rows_moved = 0;
+  std::optional<int64> gave_up;  // the window's lower key
+  std::optional<int64> too_big;  // the window's lower key
+  std::string window;            // FROM (...) TO (...), for messages
+};
+
+// Inside the worker's transaction: the oldest window of DEFAULT's rows that
+// is not backing off, attached by attach_window. `attempting` is the lower
+// key of the window being attached, for the caller to back off when the
+// transaction fails.
+Step drain_one(Oid relid, std::optional<int64>& attempting) {
+  return pg::with_own_sql({}, [&] {
+    Step step;
+    Parent p = describe_parent(relid);
+    if (!OidIsValid(p.default_relid) || p.default_is_foreign || p.default_is_partitioned)
+      return step;
+    Relation rel = pg::open_existing(relid, AccessShareLock);
+    registry::TablePtr table = registry::lookup(rel);
+    std::vector<partitions::Range> existing;
+    if (table != nullptr && table->shape.key_is_time) existing = partitions::attached_ranges(rel);
+    pg::guard([&] { relation_close(rel, NoLock); });
+    if (table == nullptr || !table->shape.key_is_time) return step;
+    const partitions::KeySpace keys = table->key_space();
+    const char* schema = p.schema.c_str();
+    Oid namespace_oid = pg::guard([&] { return get_namespace_oid(schema, false); });
+    // Anyone who can put a row in DEFAULT (an INSERT grant, a
+    // cross-partition UPDATE, pg_write_all_data) chooses its key, and rows
+    // cannot be traced to who wrote them: so the worker makes only the
+    // windows from premake before now's to premake after it, the band a
+    // non-owner's append heals (heal/explicit_ids.hpp), and the catalog
+    // cannot be grown without bound. Rows outside stay in DEFAULT, where
+    // readers see them, for the owner's partheal_partition_data.
+    const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
+    const __int128 at = keys.number_of(keys.key_at(now + partitions::clock_offset(keys, now)));
+    const __int128 band_last = at + table->config.premake;
+    int64 from = keys.spec().min;
+    int64 first = 0;
+    if (keys.first_key_of(static_cast<int64>(at - table->config.premake), &first))
+      from = Max(from, first);
+    // As the owner: the look into DEFAULT and the attach are the owner's
+    // business, not the worker's superuser's.
+    pg::as_role(p.owner, [&] {
+      for (int probe = 0; probe < kMaxProbes; ++probe) {
+        std::optional<int64> key = oldest_key(p, from);
+        if (!key || keys.number_of(*key) > band_last) return;
+        partitions::Range range = keys.covering(*key, existing);
+        // A window cut at the type's limits (MINVALUE or MAXVALUE) is
+        // outside the band; the probe goes on past it.
+        if (range.upper.kind != partitions::Bound::Kind::kValue) return;
+        if (range.lower.kind != partitions::Bound::Kind::kValue) {
+          from = range.upper.value;
+          continue;
+        }
+        auto it = window_back_offs().find({relid, range.lower.value});
+        if (it != window_back_offs().end() &&
+            it->second.retry_at > pg::guard([] { return GetCurrentTimestamp(); })) {
+          from = range.upper.value;
+          continue;
+        }
+        Datum lower = key_datum(p.key.type, range.lower.value);
+        Datum upper = key_datum(p.key.type, range.upper.value);
+        Window w = window_from_values(p, lower, upper);
+        step.window = fmt::format("FROM ({}) TO ({})", w.lower_literal, w.upper_literal);
+        if (window_over(p, lower, upper, kMaxWindowRows)) {
+          step.too_big = range.lower.value;
+          return;
+        }
+        // Named as the heal names it: the lower bound in the table's zone.
+        w.suffix = keys.suffix(range.lower);
+        std::string name = partitions::free_child_name(namespace_oid, p.name, w.suffix);
+        attempting = range.lower.value;
+        Result r = attach_window(p, w, name, kBatchRows);
+        if (r.outcome == Outcome::kDefaultHoldsRows || r.outcome == Outcome::kNotAttached) {
+          step.gave_up = range.lower.value;
+          return;
+        }
+        step.attached = r.outcome == Outcome::kAttached;
+        step.attached_lower = range.lower.value;
+        step.rows_moved = r.rows_moved;
+        return;
+      }
+    });
+    return step;
+  });
+}
+
+}  // namespace
+
+bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
+  // Back-offs of tables no longer polled go.
+  std::map<Oid, TableWatch> kept;
+  for (Oid relid : tables) {
+    auto it = table_watches().find(relid);
+    if (it != table_watches().end()) kept.emplace(relid, std::move(it->second));
+  }
+  table_watches() = std::move(kept);
+  for (auto it = window_back_offs().begin(); it != window_back_offs().end();)
+    it = std::find(tables.begin(), tables.end(), it->first.first) == tables.end()
+             ? window_back_offs().erase(it)
+             : std::next(it);
+
+  bool attached_any = false;
+  for (Oid relid : tables) {
+    TableWatch& watch = table_watches()[relid];
+    if (watch.back_off.retry_at > GetCurrentTimestamp()) continue;
+    worker::serve_heal_requests(dboid);
+    Step step;
+    std::optional<int64> attempting;
+    std::optional<PgError> error = worker::in_transaction(
+        [&] { step = drain_one(relid, attempting); }, "partheal: moving rows out of DEFAULT");
+    if (error) {
+      // Logged when it changes, not every round. A window whose attach
+      // failed backs off on its own, so the windows after it still drain;
+      // a failure before any window was chosen backs the table off.
+      if (watch.last_error != error->what()) {
+        watch.last_error = error->what();
+        pg::report(LOG, error->sqlerrcode(),
+                   fmt::format("{} the drain of the DEFAULT partition of {} failed: {}",
+                               errors::kLogAttachGaveUp, pg::relation_label(relid), error->what()));
+      }
+      if (attempting)
+        back_off(window_back_offs()[{relid, *attempting}]);
+      else
+        back_off(watch.back_off);
+      continue;
+    }
+    watch.back_off = BackOff{};
+    if (step.gave_up) back_off(window_back_offs()[{relid, *step.gave_up}]);
+    if (step.too_big) {
+      BackOff& b = window_back_offs()[{relid, *step.too_big}];
+      if (b.retry_ms == 0)
+        pg::report(LOG, 0,
+                   fmt::format("{} the window {} of {} is left in DEFAULT: it holds more than {} "
+                               "rows there, more than the worker moves in one transaction",
+                               errors::kLogAttachGaveUp, step.window, pg::relation_label(relid),
+                               kMaxWindowRows),
+                   {{},
+                    "Move them with CALL partheal_partition_data(), which commits window by "
+                    "window."});
+      b.retry_ms = kMaxRetryMs;
+      b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kMaxRetryMs);
+    }
+    if (step.attached) {
+      attached_any = true;
+      watch.last_error.clear();
+      window_back_offs().erase({relid, step.attached_lower});
+    }
+  }
+  return attached_any;
+}
+
+}  // namespace partheal::attach

@@ -1,0 +1,178 @@
+# The worker's drain of DEFAULT (partheal.drain_default): plain INSERT
+# writers of back-dated and current rows into a daily Berlin table whose
+# DEFAULT partition takes them; the worker makes each window as the heal
+# would cut and name it, and moves its rows out under the live writers. No
+# writer error, no row lost, a reader's count never goes down, DEFAULT ends
+# with only the rows no window can hold. A window that cannot be drained
+# (foreign keys reference its table) is reported and retried with back-off,
+# and does not hold up another table. With the setting off, nothing moves.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use Time::HiRes qw(time);
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+plan skip_all => 'writers at full speed under the drain need native speed'
+  if $ENV{PARTHEAL_VALGRIND};
+
+my $node = PartHeal::new_node('drain');
+$node->append_conf('postgresql.conf',
+  "track_commit_timestamp = on\npartheal.drain_default = on\npartheal.naptime = '500ms'\n");
+$node->restart;
+my $sql = sub { $node->safe_psql('postgres', shift) };
+$sql->('CREATE EXTENSION partheal');
+PartHeal::create_windows_function($node);
+
+my $within = sub { PartHeal::within($node, @_) };
+
+###########################################################################
+# a. Back-dated writers into a daily Berlin table with a DEFAULT.
+$sql->(q{
+  CREATE TABLE ev (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE INDEX ON ev (at);
+  CREATE TABLE ev_default PARTITION OF ev DEFAULT;
+  -- A backlog from before: eight days ago, and rows no window can hold.
+  INSERT INTO ev (at, body) SELECT now() - interval '8 days' + i * interval '1 minute', 'old'
+    FROM generate_series(1, 1000) i;
+  INSERT INTO ev (at, body) VALUES ('infinity', 'inf'), ('-infinity', 'inf');
+});
+my ($rc, $out, $err) = $node->psql('postgres',
+  q{SELECT partheal_manage('ev', interval '1 day', premake => 10, time_zone => 'Europe/Berlin')});
+is($rc, 0, 'a: a daily Berlin table with a DEFAULT partition is registered') or diag($err);
+
+my $seconds = 15;
+my $w = PartHeal::start_writers($node, 2, $seconds,
+  q{INSERT INTO ev (at, body) VALUES (now() - random() * interval '5 days', 'back');},
+  q{INSERT INTO ev (body) VALUES ('now');});
+# A reader of the parent, meanwhile: its count never goes down.
+my ($reads, $drops, $last) = (0, 0, 0);
+my $t0 = time;
+while (time - $t0 < $seconds) {
+  my $n = $sql->('SELECT count(*) FROM ev');
+  $drops++ if $n < $last;
+  $last = $n;
+  $reads++;
+  Time::HiRes::sleep(0.1);
+}
+my ($rounds, $failed, @errors) = PartHeal::finish_writers($w);
+cmp_ok($rounds, '>', 1000, "a: the writers wrote ($rounds rounds)");
+is($failed, 0, 'a: no writer statement failed') or diag(join("\n", @errors));
+is($drops, 0, "a: a reader's count of the table never went down ($reads reads)");
+
+my $took = $within->(q{SELECT count(*) = 2 FROM ONLY ev_default}, 60);
+ok(defined $took, 'a: DEFAULT is drained of every row a window can hold, after the writers')
+  or diag($sql->(q{SELECT at FROM ONLY ev_default ORDER BY at LIMIT 5}));
+diag(sprintf('a: DEFAULT drained %.1f s after the writers stopped', $took // -1));
+is($sql->('SELECT count(*) FROM ev'), 1000 + 2 + 2 * $rounds, 'a: every row is there, once');
+is($sql->(q{SELECT string_agg(body, ',') FROM ONLY ev_default}), 'inf,inf',
+  'a: the infinities stay in DEFAULT: no window holds them');
+# Each window is a Berlin day, named by it, as the heal makes them.
+is($sql->(q{SELECT count(*) FROM windows('ev')
+  WHERE (lo AT TIME ZONE 'Europe/Berlin')::time <> '00:00'
+     OR hi AT TIME ZONE 'Europe/Berlin' <> (lo AT TIME ZONE 'Europe/Berlin') + interval '1 day'
+     OR part::text <> 'ev_p' || to_char(lo AT TIME ZONE 'Europe/Berlin', 'YYYYMMDD')}), '0',
+  'a: every window is a Berlin day, named ev_pYYYYMMDD by its lower bound');
+cmp_ok($sql->(q{SELECT count(*) FROM windows('ev')}), '>=', 6,
+  'a: the windows of eight days ago and of the last five days and today');
+is($sql->(q{SELECT count(*) FROM ev WHERE tableoid <> 'ev_default'::regclass
+  AND NOT EXISTS (SELECT FROM windows('ev') w WHERE w.part = ev.tableoid AND ev.at >= w.lo AND ev.at < w.hi)}),
+  '0', 'a: each row is in the window of its key');
+my $log = slurp_file($node->logfile);
+my $attached = () = $log =~ /PHL06 attached public\.ev_p\d{8} to public\.ev FOR VALUES/g;
+cmp_ok($attached, '>=', 6, "a: each window's attach is logged (PHL06, $attached lines)");
+unlike($log, qr/PHL07 the drain of the DEFAULT partition of \S*\bev\b\S* failed/, 'a: no drain of ev failed');
+
+# A back-dated row after the drain reaches its own window within a poll and
+# the move: nine days back, a window not made yet, within premake (10).
+$sql->(q{INSERT INTO ev (at, body) VALUES (now() - interval '9 days 12 hours', 'late')});
+$took = $within->(q{SELECT tableoid <> 'ev_default'::regclass FROM ev WHERE body = 'late'}, 30);
+ok(defined $took, 'a: a row nine days back reaches its own window');
+diag(sprintf('a: the late row reached its window %.2f s after its INSERT (naptime 500 ms)', $took // -1));
+
+###########################################################################
+# b. Windows that cannot be drained, reported and retried with back-off,
+# while the table's later windows and other tables drain: foreign keys
+# reference one table (moving rows out of DEFAULT would run their ON DELETE
+# actions); on another, a trigger on DEFAULT refuses the move of one window's
+# rows.
+$sql->(q{
+  CREATE TABLE fk (at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (at)) PARTITION BY RANGE (at);
+  CREATE TABLE fk_default PARTITION OF fk DEFAULT;
+  CREATE TABLE fk_ref (at timestamptz REFERENCES fk (at) ON DELETE CASCADE);
+  INSERT INTO fk (at) VALUES (now() - interval '3 days');
+  INSERT INTO fk_ref SELECT at FROM fk;
+  SELECT partheal_manage('fk', interval '1 day');
+  CREATE TABLE stuck (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE stuck_default PARTITION OF stuck DEFAULT;
+  -- A sequence counts the tries: nextval is not rolled back with them. The
+  -- trigger runs under partheal's search_path (pg_catalog, pg_temp), so
+  -- it names its schema.
+  CREATE SEQUENCE stuck_tries;
+  CREATE FUNCTION keep_stuck() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF OLD.body = 'stuck' THEN PERFORM nextval('public.stuck_tries'); RAISE EXCEPTION 'stuck rows stay'; END IF;
+      RETURN OLD;
+    END $$;
+  CREATE TRIGGER keep BEFORE DELETE ON stuck_default FOR EACH ROW EXECUTE FUNCTION keep_stuck();
+  INSERT INTO stuck (at, body) VALUES (now() - interval '3 days', 'stuck'), (now() - interval '2 days', 'fine');
+  SELECT partheal_manage('stuck', interval '1 day');
+});
+ok(defined $within->(q{SELECT count(*) = 1 FROM ONLY stuck_default}, 30),
+  'b: the window after the one that cannot be drained drains');
+is($sql->(q{SELECT body FROM ONLY stuck_default}), 'stuck', 'b: the stuck row stays in DEFAULT');
+is($sql->(q{SELECT count(*) FROM windows('stuck')}), '1', 'b: and its window was not made');
+my $log_at = -s $node->logfile;
+my $tries_before = $sql->(q{SELECT last_value FROM stuck_tries});
+sleep 8;
+my $stuck_tries = $sql->(q{SELECT last_value FROM stuck_tries}) - $tries_before;
+is($sql->(q{SELECT count(*) FROM ONLY fk_default}), '1', 'b: the referenced row stays in DEFAULT');
+is($sql->(q{SELECT count(*) FROM fk_ref}), '1', 'b: and the row referencing it is untouched');
+$log = substr(slurp_file($node->logfile), $log_at);
+my $gave_up = () = $log =~ /PHL07 partheal: the window .* of "fk" was not attached: foreign keys reference/g;
+cmp_ok($gave_up, '>=', 1, "b: the fk window is reported (PHL07, $gave_up lines in 8 s)");
+cmp_ok($gave_up, '<=', 5, 'b: and retried with back-off, not at every poll (16 in 8 s)');
+cmp_ok($stuck_tries, '>=', 1, "b: the stuck window is retried ($stuck_tries tries in 8 s)");
+cmp_ok($stuck_tries, '<=', 5, 'b: with back-off, not at every poll');
+like($log . slurp_file($node->logfile), qr/PHL07 the drain of the DEFAULT partition of .*stuck.* failed: stuck rows stay/,
+  'b: its failure is logged (PHL07)');
+is($sql->(q{SELECT count(*) FROM windows('fk')}), '0', 'b: no window was left behind');
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname LIKE 'fk\_p2%' OR relname LIKE 'stuck\_p2%'}), '1',
+  'b: nor a table, beside the window that drained');
+
+###########################################################################
+# d. Anyone who can put a row in DEFAULT chooses its key: the worker makes
+# only the windows from premake before now's to premake after, the band a
+# non-owner's append heals, and leaves the rest in DEFAULT.
+$sql->(q{
+  CREATE TABLE pub (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE pub_default PARTITION OF pub DEFAULT;
+  SELECT partheal_manage('pub', interval '1 day', premake => 2);
+  INSERT INTO pub (at, body) VALUES (now() - interval '1 day', 'near'),
+    (now() - interval '30 days', 'far'), (now() + interval '30 days', 'future');
+});
+ok(defined $within->(q{SELECT string_agg(body, ',' ORDER BY body) = 'far,future' FROM ONLY pub_default}, 30),
+  'd: the row within premake of now moves to its window');
+sleep 3;
+is($sql->(q{SELECT string_agg(body, ',' ORDER BY body) FROM ONLY pub_default}), 'far,future',
+  'd: the rows 30 days away stay in DEFAULT');
+is($sql->(q{SELECT count(*) FROM windows('pub')}), '1', 'd: one window made');
+
+###########################################################################
+# c. With partheal.drain_default off, rows stay in DEFAULT; turned on
+# again, they move.
+$node->append_conf('postgresql.conf', "partheal.drain_default = off\n");
+$node->restart;
+$sql->(q{INSERT INTO pub (at, body) VALUES (now() - interval '2 days', 'off')});
+sleep 3;
+is($sql->(q{SELECT count(*) FROM ONLY pub_default WHERE body = 'off'}), '1',
+  'c: with the setting off, DEFAULT keeps a row the drain would move');
+$node->append_conf('postgresql.conf', "partheal.drain_default = on\n");
+$node->restart;
+ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY pub_default WHERE body = 'off'}, 30),
+  'c: turned on again, it moves');
+
+$node->stop;
+done_testing();
