@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ahead/catch_up.hpp"
-#include "attach/auto_drain.hpp"
+#include "drain/default_drain.hpp"
 #include "ahead/premake.hpp"
 #include "manage/manage.hpp"
 #include "errors.hpp"
@@ -153,7 +153,7 @@ void define_gucs() {
 partheal::worker::PollOutcome poll_round(Oid dboid) {
   partheal::worker::PollOutcome out = partheal::ahead::poll_and_catch_up(dboid);
   if (partheal::settings::drain_default && !out.with_default.empty() &&
-      partheal::attach::drain_managed_defaults(dboid, out.with_default))
+      partheal::drain::drain_managed_defaults(dboid, out.with_default))
     out.made_any = true;
   return out;
 }

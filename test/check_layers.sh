@@ -6,7 +6,9 @@
 # worker/ holds the shared-memory protocols, the launcher and the worker's
 # loop; heal/, ahead/, manage/ and attach/ are the capabilities, none of
 # which includes another; append/ (partheal_append, partheal_reserve) puts
-# the heal loop and the worker's heal requests together; partheal.cpp wires
+# the heal loop and the worker's heal requests together, as drain/ (the
+# worker's drain of DEFAULT) puts attach's reconcile and the worker's
+# transactions together; partheal.cpp wires
 # the rest at _PG_init. A header named *_internal.hpp is for its own folder
 # only. errors.hpp and settings.hpp at the top of src/ are plain
 # definitions (SQLSTATEs, GUC values) that every folder may include.
@@ -23,7 +25,8 @@ declare -A may=(
   [manage]="pg partitions registry worker"
   [attach]="pg partitions registry"
   [append]="pg partitions registry worker heal ahead"
-  [.]="pg partitions registry worker heal ahead manage attach append"
+  [drain]="pg partitions registry worker attach"
+  [.]="pg partitions registry worker heal ahead manage attach append drain"
 )
 bad=0
 for f in *.cpp */*.cpp */*.hpp; do

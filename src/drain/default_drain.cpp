@@ -1,4 +1,4 @@
-#include "attach/auto_drain.hpp"
+#include "drain/default_drain.hpp"
 
 #include <fmt/format.h>
 
@@ -33,7 +33,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
-namespace partheal::attach {
+namespace partheal::drain {
 
 namespace {
 
@@ -82,7 +82,7 @@ Datum key_datum(Oid type, int64 key) {
 // an index probe when DEFAULT has an index on the key (a partitioned index
 // on the parent gives it one), and otherwise a scan under ACCESS SHARE,
 // which no writer waits for. NULL and infinite keys have no window.
-std::optional<int64> oldest_key(const Parent& p, int64 from) {
+std::optional<int64> oldest_key(const attach::Parent& p, int64 from) {
   const partitions::RangeKey& k = p.key;
   std::string sql = fmt::format(
       "SELECT pg_catalog.min({0}) FROM {1} WHERE pg_catalog.isfinite({0}) AND {0}{2} {3} $1",
@@ -98,10 +98,10 @@ std::optional<int64> oldest_key(const Parent& p, int64 from) {
 // True when DEFAULT holds more than `cap` rows of [lower, upper): such a
 // window is left to partheal_partition_data, since the worker serves no
 // heal request while one window's transaction runs.
-bool window_over(const Parent& p, Datum lower, Datum upper, int64 cap) {
+bool window_over(const attach::Parent& p, Datum lower, Datum upper, int64 cap) {
   std::string sql =
       fmt::format("SELECT pg_catalog.count(*) FROM (SELECT FROM {} WHERE {} LIMIT {}) s",
-                  p.default_sql, window_predicate(p), cap + 1);
+                  p.default_sql, attach::window_predicate(p), cap + 1);
   Oid types[] = {p.key.type, p.key.type};
   Datum values[] = {lower, upper};
   pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}, true);
@@ -125,7 +125,7 @@ struct Step {
 Step drain_one(Oid relid, std::optional<int64>& attempting) {
   return pg::with_own_sql({}, [&] {
     Step step;
-    Parent p = describe_parent(relid);
+    attach::Parent p = attach::describe_parent(relid);
     if (!OidIsValid(p.default_relid) || p.default_is_foreign || p.default_is_partitioned)
       return step;
     Relation rel = pg::open_existing(relid, AccessShareLock);
@@ -173,7 +173,7 @@ Step drain_one(Oid relid, std::optional<int64>& attempting) {
         }
         Datum lower = key_datum(p.key.type, range.lower.value);
         Datum upper = key_datum(p.key.type, range.upper.value);
-        Window w = window_from_values(p, lower, upper);
+        attach::Window w = attach::window_from_values(p, lower, upper);
         step.window = fmt::format("FROM ({}) TO ({})", w.lower_literal, w.upper_literal);
         if (window_over(p, lower, upper, kMaxWindowRows)) {
           step.too_big = range.lower.value;
@@ -183,12 +183,13 @@ Step drain_one(Oid relid, std::optional<int64>& attempting) {
         w.suffix = keys.suffix(range.lower);
         std::string name = partitions::free_child_name(namespace_oid, p.name, w.suffix);
         attempting = range.lower.value;
-        Result r = attach_window(p, w, name, kBatchRows);
-        if (r.outcome == Outcome::kDefaultHoldsRows || r.outcome == Outcome::kNotAttached) {
+        attach::Result r = attach::attach_window(p, w, name, kBatchRows);
+        if (r.outcome == attach::Outcome::kDefaultHoldsRows ||
+            r.outcome == attach::Outcome::kNotAttached) {
           step.gave_up = range.lower.value;
           return;
         }
-        step.attached = r.outcome == Outcome::kAttached;
+        step.attached = r.outcome == attach::Outcome::kAttached;
         step.attached_lower = range.lower.value;
         step.rows_moved = r.rows_moved;
         return;
@@ -263,4 +264,4 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
   return attached_any;
 }
 
-}  // namespace partheal::attach
+}  // namespace partheal::drain

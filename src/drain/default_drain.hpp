@@ -13,18 +13,21 @@
 // guarantees: no writer error, no row lost, bounded lock waits.
 //
 // One window per table per poll, so one table's backlog cannot starve the
-// others; the worker polls again soon after a window was attached. A window
-// attach_window gives up on (default_holds_rows) is retried with back-off,
-// and the windows after it are not held up behind it.
+// others; the worker polls again soon after a window was attached. Only
+// windows within premake of now's are made (whoever can put a row in
+// DEFAULT chooses its key), and none with more than 100,000 rows there. A
+// window attach_window gives up on (default_holds_rows), or whose attach
+// fails, is retried with back-off, and the windows after it are not held up
+// behind it.
 #pragma once
 
 #include <vector>
 
 #include "pg/postgres.hpp"
 
-namespace partheal::attach {
+namespace partheal::drain {
 
 // Serves heal requests between tables. True when a window was attached.
 bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables);
 
-}  // namespace partheal::attach
+}  // namespace partheal::drain
