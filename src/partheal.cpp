@@ -173,8 +173,9 @@ void _PG_init(void) {
   previous_shmem_startup = shmem_startup_hook;
   shmem_startup_hook = on_shmem_startup;
   partheal::worker::install_database_ddl_hook();
-  // The worker's poll round is create-ahead's catch-up: hooked in here, so
-  // that worker/ needs nothing from ahead/.
+  // The worker's poll round is create-ahead's catch-up, then the drain of
+  // DEFAULT: hooked in here, so that worker/ needs nothing from ahead/ or
+  // drain/.
   partheal::worker::set_poll_round(poll_round);
   partheal::manage::set_make_ahead(partheal::ahead::make_premade);
   partheal::worker::register_launcher();
