@@ -45,7 +45,7 @@ int ahead_seconds = 10;
 int max_ahead_partitions = 16;
 int attach_lock_timeout_ms = 200;
 int attach_lock_attempts = 5;
-bool drain_default = false;
+bool drain_default = true;
 
 int attach_lock_budget_ms() {
   return std::max(1, std::min(attach_lock_timeout_ms, DeadlockTimeout / 2));
@@ -125,8 +125,9 @@ void define_gucs() {
                           nullptr, nullptr, nullptr);
   DefineCustomBoolVariable("partheal.drain_default",
                            "Whether the worker moves rows out of time-keyed tables' DEFAULT "
-                           "partitions into their windows.",
-                           nullptr, &partheal::settings::drain_default, false, PGC_SIGHUP, 0,
+                           "partitions into their windows; off turns the drain off for every "
+                           "table, on leaves it to each registration's drain_default.",
+                           nullptr, &partheal::settings::drain_default, true, PGC_SIGHUP, 0,
                            nullptr, nullptr, nullptr);
   DefineCustomIntVariable("partheal.naptime",
                           "How often the worker reads sequence positions to create ahead for "
@@ -152,8 +153,7 @@ void define_gucs() {
 // drain of the DEFAULT partitions the poll found.
 partheal::worker::PollOutcome poll_round(Oid dboid) {
   partheal::worker::PollOutcome out = partheal::ahead::poll_and_catch_up(dboid);
-  if (partheal::settings::drain_default && !out.with_default.empty() &&
-      partheal::drain::drain_managed_defaults(dboid, out.with_default))
+  if (!out.with_default.empty() && partheal::drain::drain_managed_defaults(dboid, out.with_default))
     out.made_any = true;
   return out;
 }

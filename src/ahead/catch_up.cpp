@@ -82,11 +82,11 @@ bool note_default_partition(Oid relid, Relation rel, const registry::ManagedTabl
   watch.default_partition = partition;
   // A time-keyed table may be registered with one; an id-keyed one got it
   // after its registration.
-  if (table.shape.key_is_time && settings::drain_default) {
+  if (table.drains_default()) {
     pg::report(LOG, 0,
                fmt::format("{} {} has a DEFAULT partition {}: rows without a window of their own "
                            "go there, and the worker makes their windows and moves them out "
-                           "(partheal.drain_default)",
+                           "(drain_default)",
                            errors::kLogDefaultPartition, pg::relation_label(relid),
                            pg::relation_label(partition)));
     return false;
@@ -159,7 +159,7 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
   registry::TablePtr table = registry::lookup(rel);
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {
     registry::set_next(relid, registry::NextReason::kDefault);
-    if (table->shape.key_is_time) with_default.push_back(relid);
+    if (table->drains_default()) with_default.push_back(relid);
     pg::guard([&] { relation_close(rel, NoLock); });
     return;
   }

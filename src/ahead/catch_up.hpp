@@ -30,7 +30,7 @@ struct Poll {
   std::vector<Watched> behind;           // the tables to catch up
   std::optional<PgError> registrations;  // reading the registrations failed
   int64 wake_at = 0;                     // a clock's next change (TimestampTz); 0: none
-  std::vector<Oid> with_default;         // time-keyed tables with a DEFAULT, left out
+  std::vector<Oid> with_default;         // tables whose DEFAULT the worker drains, left out
 };
 
 // Reads every registered table's sequence: all in one transaction per 50 ms

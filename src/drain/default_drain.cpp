@@ -23,6 +23,7 @@
 #include "pg/security.hpp"
 #include "pg/spi.hpp"
 #include "registry/registry.hpp"
+#include "registry/table_state.hpp"
 #include "worker/requests.hpp"
 #include "worker/transaction.hpp"
 
@@ -133,7 +134,7 @@ Step drain_one(Oid relid, std::optional<int64>& attempting) {
     std::vector<partitions::Range> existing;
     if (table != nullptr && table->shape.key_is_time) existing = partitions::attached_ranges(rel);
     pg::guard([&] { relation_close(rel, NoLock); });
-    if (table == nullptr || !table->shape.key_is_time) return step;
+    if (table == nullptr || !table->drains_default()) return step;
     const partitions::KeySpace keys = table->key_space();
     const char* schema = p.schema.c_str();
     Oid namespace_oid = pg::guard([&] { return get_namespace_oid(schema, false); });
@@ -257,6 +258,11 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
     }
     if (step.attached) {
       attached_any = true;
+      const int64 moved = step.rows_moved;
+      registry::with_state(relid, [moved](registry::TableState& s) {
+        registry::count(s.drained_rows, static_cast<uint64>(moved));
+        registry::count(s.drained_windows);
+      });
       watch.last_error.clear();
       window_back_offs().erase({relid, step.attached_lower});
     }

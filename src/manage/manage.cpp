@@ -130,7 +130,7 @@ MakeAhead make_ahead = nullptr;
 
 // Writes (with a config) or deletes (without) the table's registration.
 void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config,
-                  int columns = 6) {
+                  int columns = 7) {
   Interval interval{};
   std::string zone = config ? config->time_zone : std::string();
   Datum zone_text = 0;
@@ -142,15 +142,17 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
     zone_text = pg::guard([&] { return CStringGetTextDatum(z); });
   }
   const bool by_time = config && config->by_time;
-  Oid types[] = {OIDOID, INT8OID, INT4OID, INT4OID, INTERVALOID, TEXTOID};
+  Oid types[] = {OIDOID, INT8OID, INT4OID, INT4OID, INTERVALOID, TEXTOID, BOOLOID};
   Datum values[] = {ObjectIdGetDatum(relid),
                     Int64GetDatum(config ? config->partition_size : 0),
                     Int32GetDatum(config ? config->mark_percent : 0),
                     Int32GetDatum(config ? config->premake : 0),
                     IntervalPGetDatum(&interval),
-                    zone_text};
+                    zone_text,
+                    BoolGetDatum(!config || config->drain_default)};
   char nulls[] = {' ', by_time ? 'n' : ' ', config && config->mark_percent == 0 ? 'n' : ' ',
-                  ' ', by_time ? ' ' : 'n', by_time ? ' ' : 'n'};
+                  ' ', by_time ? ' ' : 'n', by_time ? ' ' : 'n',
+                  ' '};
   struct Work {
     const std::string* sql;
     pg::spi::Args args;
@@ -302,14 +304,17 @@ void register_table(const registry::TableShape& shape, const registry::Config& c
     write_config(old_sql, shape.relid, config, 3);
     return;
   }
+  // A 0.5 catalog has no drain_default: its tables are drained.
+  const bool drain_column = registry::config_has_drain_column();
   std::string sql = fmt::format(
       "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent, premake, "
-      "partition_interval, time_zone) VALUES ($1, $2, $3, $4, $5, $6) "
+      "partition_interval, time_zone{}) VALUES ($1, $2, $3, $4, $5, $6{}) "
       "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
       "mark_percent = EXCLUDED.mark_percent, premake = EXCLUDED.premake, "
-      "partition_interval = EXCLUDED.partition_interval, time_zone = EXCLUDED.time_zone",
-      registry::extension_schema_sql());
-  write_config(sql, shape.relid, config);
+      "partition_interval = EXCLUDED.partition_interval, time_zone = EXCLUDED.time_zone{}",
+      registry::extension_schema_sql(), drain_column ? ", drain_default" : "",
+      drain_column ? ", $7" : "", drain_column ? ", drain_default = EXCLUDED.drain_default" : "");
+  write_config(sql, shape.relid, config, drain_column ? 7 : 6);
 }
 
 void make_first_ahead(const registry::TableShape& shape, const registry::Config& config) {
@@ -357,7 +362,15 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
   manage::register_table(shape, config);
-  if (shape.has_default_partition)
+  if (shape.has_default_partition && registry::ManagedTable{shape, config}.drains_default())
+    pg::report(NOTICE, 0,
+               fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
+                           "go there, and the worker moves them into their windows",
+                           shape.name),
+               {"partheal makes no windows ahead while it is attached; the worker makes a "
+                "window when a row for it reaches DEFAULT, within premake windows of now's.",
+                "Give drain_default => false to leave the rows in DEFAULT."});
+  else if (shape.has_default_partition)
     pg::report(WARNING, 0,
                fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
                            "go there, and partheal makes no windows while it is attached",

@@ -91,6 +91,14 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
   if (PG_ARGISNULL(4)) null_argument("retention_keep_table", "Leave it out: the default is false.");
   if (PG_ARGISNULL(5)) null_argument("time_zone", "Give a zone name, for example 'UTC'.");
   std::string zone = pg::guarded_text([&] { return text_to_cstring(PG_GETARG_TEXT_PP(5)); });
+  // 0.5's declaration has no drain_default: its tables are drained.
+  if (PG_NARGS() > 6) {
+    if (PG_ARGISNULL(6))
+      null_argument("drain_default",
+                    "Give false to leave the rows of the DEFAULT partition where they are, or "
+                    "leave it out: the default is true.");
+    c.drain_default = PG_GETARG_BOOL(6);
+  }
   if (shape.key_type != TIMESTAMPTZOID) {
     if (zone != "UTC")
       pg::fail(

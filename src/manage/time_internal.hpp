@@ -5,8 +5,8 @@
 
 namespace partheal::manage {
 
-// partition_interval, premake, retention, retention_keep_table and
-// time_zone of partheal_manage's time form, checked for a table of `shape`
+// partition_interval, premake, retention, retention_keep_table, time_zone
+// and drain_default of partheal_manage's time form, checked for a table of `shape`
 // (22023, 22004, 0A000 and 42804 with hints), as the Config to register.
 registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape& shape);
 

@@ -11,6 +11,7 @@
 #include "pg/relation.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/spi.hpp"
+#include "settings.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -166,13 +167,24 @@ namespace {
 std::vector<std::pair<Oid, Config>> read_config(Oid only) {
   // The config table's columns, by number: the same in a fresh install and
   // after every update script.
-  enum Column { kParent = 1, kSize, kPercent, kPremake, kInterval, kZone };
+  enum Column {
+    kParent = 1,
+    kSize,
+    kPercent,
+    kPremake,
+    kInterval,
+    kZone,
+    kRetention,
+    kKeepTable,
+    kDrain
+  };
   struct Row {
     Oid parent;
     int64 size;
     int32 percent;
     int32 premake;
     bool by_time;
+    bool drain;
     Interval interval;
     char zone[partitions::kZoneNameSize];
   };
@@ -194,6 +206,7 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     // A config table an update has not reached yet (ALTER EXTENSION UPDATE
     // pending) has only the first three columns.
     const bool has_time = desc->natts >= kZone;
+    const bool has_drain = desc->natts >= kDrain;
     int n = 0, room = 16;
     found = static_cast<Row*>(palloc0(sizeof(Row) * room));
     HeapTuple tuple;
@@ -221,6 +234,12 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
       row.percent = null_percent ? 0 : DatumGetInt32(percent);
       row.premake = null_premake ? 4 : DatumGetInt32(premake);
       row.by_time = !null_interval;
+      row.drain = true;
+      if (has_drain) {
+        bool null_drain = true;
+        Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);
+        row.drain = null_drain || DatumGetBool(drain);
+      }
       if (!null_interval) row.interval = *DatumGetIntervalP(interval);
       if (!null_zone) text_to_cstring_buffer(DatumGetTextPP(zone), row.zone, sizeof(row.zone));
     }
@@ -241,6 +260,7 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     c.interval_days = r.interval.day;
     c.interval_us = r.interval.time;
     c.time_zone = r.zone[0] != '\0' ? r.zone : "UTC";
+    c.drain_default = r.drain;
     rows.emplace_back(r.parent, c);
   }
   pg::guard([&] { pfree(found); });
@@ -249,16 +269,30 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
 
 }  // namespace
 
-bool config_has_time_columns() {
+namespace {
+
+// The config table's column count: older catalogs (ALTER EXTENSION UPDATE
+// not yet run under a newer library) have fewer.
+int config_columns() {
   Oid schema = extension_row().schema;
   return guard([&] {
     Oid relid = get_relname_relid("partheal_config", schema);
-    if (!OidIsValid(relid)) return false;
+    if (!OidIsValid(relid)) return 0;
     Relation rel = table_open(relid, AccessShareLock);
-    bool has = RelationGetDescr(rel)->natts >= 6;
+    int n = RelationGetDescr(rel)->natts;
     table_close(rel, AccessShareLock);
-    return has;
+    return n;
   });
+}
+
+}  // namespace
+
+bool config_has_time_columns() {
+  return config_columns() >= 6;
+}
+
+bool config_has_drain_column() {
+  return config_columns() >= 9;
 }
 
 std::optional<Config> configured(Oid relid) {
@@ -375,6 +409,10 @@ partitions::KeySpec ManagedTable::key_spec() const {
 
 partitions::KeySpace ManagedTable::key_space() const {
   return partitions::space_of(key_spec());
+}
+
+bool ManagedTable::drains_default() const {
+  return shape.key_is_time && config.drain_default && settings::drain_default;
 }
 
 void registrations_changed() {

@@ -25,6 +25,9 @@ struct Config {
   int32 interval_days = 0;
   int64 interval_us = 0;
   std::string time_zone = "UTC";
+  // Whether the worker moves the rows a time-keyed table's DEFAULT holds
+  // into their windows (0.6's partheal_config.drain_default; true before).
+  bool drain_default = true;
 };
 
 struct ManagedTable {
@@ -35,6 +38,9 @@ struct ManagedTable {
   // partheal_reserve ask "which partition covers this key" of.
   partitions::KeySpec key_spec() const;
   partitions::KeySpace key_space() const;
+  // Whether the worker drains its DEFAULT partition: a time-keyed table
+  // whose registration says so, while partheal.drain_default is on.
+  bool drains_default() const;
 };
 
 // A registration as read at one moment. The cache hands out shared
@@ -71,6 +77,8 @@ std::optional<Config> configured(Oid relid);
 // False while the config table is 0.4's (the library was updated, ALTER
 // EXTENSION UPDATE not yet run): it has no premake, interval or zone.
 bool config_has_time_columns();
+// False while it is older than 0.6's: it has no drain_default.
+bool config_has_drain_column();
 
 // Every table registered in this database, as committed now.
 std::vector<Oid> registered_tables();

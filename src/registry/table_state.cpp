@@ -40,7 +40,8 @@ void init_entry(TableState* s) {
   for (pg_atomic_uint64* c :
        {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
         &s->ahead_failed, &s->last_heal, &s->queue_full_said_at, &s->queue_full_dropped,
-        &s->next_from, &s->next_to, &s->next_at, &s->newest_upper})
+        &s->next_from, &s->next_to, &s->next_at, &s->newest_upper, &s->drained_rows,
+        &s->drained_windows})
     pg_atomic_init_u64(c, 0);
   pg_atomic_init_u32(&s->next_reason, static_cast<uint32>(NextReason::kNotPolled));
   pg_atomic_init_u32(&s->newest_upper_kind, 0);

@@ -53,6 +53,10 @@ struct TableState {
   pg_atomic_uint64 newest_upper;
   pg_atomic_uint32 newest_upper_kind;
   pg_atomic_uint32 key_format;  // KeyFormat of a time key, for partheal_stats to show bounds
+  // The worker's drain of DEFAULT: rows moved and windows attached, counted
+  // when their transaction has committed.
+  pg_atomic_uint64 drained_rows;
+  pg_atomic_uint64 drained_windows;
   // The transaction of the partheal_manage that made the state, while it
   // may still be running: a poll that reads the registrations before it
   // commits must not forget the state (InvalidTransactionId: none).

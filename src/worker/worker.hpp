@@ -20,7 +20,7 @@ struct PollOutcome {
   std::optional<PgError> registrations;  // reading the registrations failed
   bool made_any = false;                 // partitions were made: poll again soon
   TimestampTz wake_at = 0;               // poll again at this time at the latest; 0: naptime
-  std::vector<Oid> with_default;         // time-keyed tables with a DEFAULT partition
+  std::vector<Oid> with_default;         // tables whose DEFAULT partition the worker drains
 };
 using PollRound = PollOutcome (*)(Oid dboid);
 

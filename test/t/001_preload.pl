@@ -47,9 +47,9 @@ ok($node->poll_query_until('postgres', qq{SELECT count(*) = 2 FROM pg_stat_activ
 my $file = "${PostgreSQL::Test::Utils::tmp_check}/dump.sql";
 $node->command_ok(['pg_dump', '-f', $file, '-d', $node->connstr('postgres')], 'pg_dump runs');
 my $dump = slurp_file($file);
-# 0.5's columns too: premake is stored (4, the default) although
+# 0.5's and 0.6's columns too: premake is stored (4, the default) although
 # create-ahead is off (mark_percent NULL) and so nothing was made ahead.
-like($dump, qr/COPY public\.partheal_config \(parent, partition_size, mark_percent, premake, partition_interval, time_zone, retention, retention_keep_table\) FROM stdin;\npublic\.log\t100\t\\N\t4\t\\N\t\\N\t\\N\tf\n/,
+like($dump, qr/COPY public\.partheal_config \(parent, partition_size, mark_percent, premake, partition_interval, time_zone, retention, retention_keep_table, drain_default\) FROM stdin;\npublic\.log\t100\t\\N\t4\t\\N\t\\N\t\\N\tf\tt\n/,
   'pg_dump dumps the registration');
 
 # ... and a restore into a fresh database heals again.

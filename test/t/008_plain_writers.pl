@@ -1,7 +1,7 @@
 # Plain INSERT writers and the worker's sequence poll: a table that a burst
 # outran is caught up without a human, a quiet table keeps one partition
 # ahead, and the headroom grows with the traffic up to its cap. And 0.1, 0.2
-# and 0.3 databases updated to 0.5 keep working.
+# and 0.3 databases updated to 0.6 keep working.
 # Tables whose scenario is the worker's own poll from no partitions ahead are
 # registered with premake => 0: 0.5's default (4) makes the position's
 # partition and the next 4 at registration, which is not what they test.
@@ -129,7 +129,7 @@ cmp_ok($heal_secs, '<', 4, sprintf('without waiting for the held sequence (%.2f 
 $holder->query_safe('COMMIT');
 $holder->quit;
 
-# A database on 0.1 with a managed table, updated to 0.5.
+# A database on 0.1 with a managed table, updated to 0.6.
 $node->safe_psql('postgres', 'CREATE DATABASE old');
 $node->safe_psql('old', q{
   CREATE EXTENSION partheal VERSION '0.1';
@@ -149,7 +149,7 @@ is($node->safe_psql('old', q{SELECT parent, heals FROM my_stats}), 'm|1',
 is($node->safe_psql('old', q{SELECT has_table_privilege('stats_reader', 'partheal_stats', 'SELECT')}),
   't', 'and so does a grant on it');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
-  '0.5', 'ALTER EXTENSION partheal UPDATE reaches 0.5, through 0.2, 0.3 and 0.4');
+  '0.6', 'ALTER EXTENSION partheal UPDATE reaches 0.6, through 0.2, 0.3, 0.4 and 0.5');
 # An update ends where a fresh install starts: the same objects, no more
 # (0.4 dropped partheal_boundary_selftest, which 0.1 to 0.3 had).
 my $members = q{SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
@@ -160,7 +160,7 @@ is($node->safe_psql('old', $members), $fresh_members,
   'the updated database has the objects of a fresh install') or diag($fresh_members);
 $node->safe_psql('postgres', 'CREATE DATABASE v03');
 $node->safe_psql('v03', q{CREATE EXTENSION partheal VERSION '0.3'; ALTER EXTENSION partheal UPDATE});
-is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to 0.5');
+is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to 0.6');
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_stats WHERE next_reason IS NOT NULL OR next_reason IS NULL}),
   '1', 'partheal_stats has 0.3\'s next_reason column');
 is($node->safe_psql('old', q{SELECT datname FROM partheal_workers() WHERE datid = (SELECT oid FROM pg_database WHERE datname = 'old')}),
@@ -188,7 +188,7 @@ ok($node->poll_query_until('old', q{SELECT count(*) = 1 FROM pg_class WHERE reln
   'which is made');
 
 # A 0.2 database with a managed id table and a window attached out of a
-# DEFAULT partition (0.2 brought partheal_attach_window), updated to 0.5:
+# DEFAULT partition (0.2 brought partheal_attach_window), updated to 0.6:
 # what it had stays and works, and it gains 0.5's columns and the time form.
 $node->safe_psql('postgres', 'CREATE DATABASE v02');
 my $v02 = sub { $node->safe_psql('v02', shift) };
@@ -204,8 +204,8 @@ $v02->(q{
 my $window = $v02->(q{SELECT partition FROM partheal_attach_window('ev', '2026-03-01', '2026-04-01') WHERE outcome = 'attached'});
 like($window, qr/^ev_\w+$/, '0.2: a window is attached out of DEFAULT before the update');
 $v02->('ALTER EXTENSION partheal UPDATE');
-is($v02->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.5',
-  'a 0.2 database updates to 0.5');
+is($v02->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.6',
+  'a 0.2 database updates to 0.6');
 is($v02->($members), $fresh_members, 'with the objects of a fresh install');
 is($v02->(q{SELECT parent, partition_size, mark_percent, premake, partition_interval IS NULL FROM partheal_config}),
   'm|10|80|4|t', 'the registration is kept, and gets premake 4');
@@ -230,6 +230,30 @@ like($v02->(q{INSERT INTO tt (body) VALUES ('x') RETURNING tableoid::regclass}),
 cmp_ok($v02->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'tt'::regclass}), '>=', 5,
   'in one of the five windows registration made');
 is($v02->(q{SELECT count(*) FROM partheal_append('tt', '[{"body": "y"}]')}), '1', 'and appends');
+
+# A 0.5 database under the 0.6 library: before its update, its catalog has
+# no drain_default, and its time-keyed tables are drained; the update keeps
+# that (drain_default true), and partheal_stats gains the drain's columns
+# with the counts from before.
+$node->safe_psql('postgres', 'CREATE DATABASE v05');
+my $v05 = sub { $node->safe_psql('v05', shift) };
+$v05->(q{
+  CREATE EXTENSION partheal VERSION '0.5';
+  CREATE TABLE d5 (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE d5_default PARTITION OF d5 DEFAULT;
+  SELECT partheal_manage('d5', interval '1 day');
+  INSERT INTO d5 (at, body) VALUES (now() - interval '1 day', 'back');
+});
+ok($node->poll_query_until('v05', q{SELECT count(*) = 0 FROM ONLY d5_default}),
+  'a 0.5 database registers a time-keyed table under the 0.6 library, and the worker drains its DEFAULT');
+$v05->('ALTER EXTENSION partheal UPDATE');
+is($v05->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.6',
+  'a 0.5 database updates to 0.6');
+is($v05->($members), $fresh_members, 'with the objects of a fresh install');
+is($v05->(q{SELECT drain_default FROM partheal_config WHERE parent = 'd5'::regclass}), 't',
+  'the update gives its registration drain_default true');
+is($v05->(q{SELECT drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'd5'::regclass}),
+  't|1|1', 'and partheal_stats the drain\'s columns, with what it moved before the update');
 
 # A sequence not drawn from yet is polled too: a table managed with no
 # partition at all, and one whose sequence was RESTARTed past its partitions,

@@ -205,8 +205,9 @@ for my $t ('sec1', 'sec2') {
 $sql->('DROP TABLE sec1, sec2');
 
 ###########################################################################
-# e. A DEFAULT partition: the time form registers such a table, with a
-# WARNING, and makes no windows while it is attached (each ATTACH past it
+# e. A DEFAULT partition the worker does not drain (drain_default =>
+# false; 017_drain.pl drains one): the time form registers such a table,
+# with a WARNING, and makes no windows while it is attached (each ATTACH past it
 # would scan DEFAULT under ACCESS EXCLUSIVE, and fail on any row DEFAULT
 # holds for the window, which then holds back every window after it). Every
 # row goes to DEFAULT, with no heal, and nothing is lost. Drained and
@@ -218,7 +219,7 @@ $sql->(q{
 });
 my $log_from = -s $node->logfile;
 my ($rc, $out, $err) = $node->psql('postgres',
-  q{SELECT partheal_manage('withdef', interval '1 second', premake => 2)});
+  q{SELECT partheal_manage('withdef', interval '1 second', premake => 2, drain_default => false)});
 is($rc, 0, 'e: a table with a DEFAULT partition is registered') or diag($err);
 like($err, qr/WARNING:  "withdef" has a DEFAULT partition: [^\n]*partheal makes no windows while it is attached/,
   'e: with a WARNING that no windows are made while it is attached');

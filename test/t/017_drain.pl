@@ -5,7 +5,8 @@
 # writer error, no row lost, a reader's count never goes down, DEFAULT ends
 # with only the rows no window can hold. A window that cannot be drained
 # (foreign keys reference its table) is reported and retried with back-off,
-# and does not hold up another table. With the setting off, nothing moves.
+# and does not hold up another table. The drain is on by default; with the
+# table's drain_default or the server's setting off, nothing moves.
 use strict;
 use warnings;
 use FindBin;
@@ -21,7 +22,7 @@ my $valgrind = $ENV{PARTHEAL_VALGRIND};
 
 my $node = PartHeal::new_node('drain');
 $node->append_conf('postgresql.conf',
-  "track_commit_timestamp = on\npartheal.drain_default = on\npartheal.naptime = '500ms'\n");
+  "track_commit_timestamp = on\npartheal.naptime = '500ms'\n");
 $node->restart;
 my $sql = sub { $node->safe_psql('postgres', shift) };
 $sql->('CREATE EXTENSION partheal');
@@ -191,6 +192,46 @@ sleep 3;
 is($sql->(q{SELECT string_agg(body, ',' ORDER BY body) FROM ONLY pub_default}), 'far,future',
   'd: the rows 30 days away stay in DEFAULT');
 is($sql->(q{SELECT count(*) FROM windows('pub')}), '1', 'd: one window made');
+
+###########################################################################
+# f. The switch per table: registered with drain_default => false, a
+# table's DEFAULT keeps its rows while another table drains, and the worker
+# says it once with the WARNING; registered again with the default, its rows
+# move. partheal_stats counts what the drain moved and estimates what
+# DEFAULT holds.
+$log_at = -s $node->logfile;
+my $pub_drained = $sql->(q{SELECT drained_rows FROM partheal_stats WHERE parent = 'pub'::regclass});
+# Tomorrow's window of pub is not made yet (no windows ahead with a
+# DEFAULT), so the control row goes to DEFAULT first.
+$sql->(q{
+  CREATE TABLE sw (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE sw_default PARTITION OF sw DEFAULT;
+  SELECT partheal_manage('sw', interval '1 day', drain_default => false);
+  INSERT INTO sw (at, body) VALUES (now() - interval '1 day', 'kept'), (now() - interval '2 days', 'kept');
+  INSERT INTO pub (at, body) VALUES (now() + interval '1 day', 'control');
+});
+ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY pub_default WHERE body = 'control'}, 30),
+  'f: another table drains meanwhile');
+sleep 2;
+is($sql->(q{SELECT count(*) FROM ONLY sw_default}), '2', 'f: the table registered with drain_default => false keeps its rows in DEFAULT');
+is($sql->(q{SELECT count(*) FROM windows('sw')}), '0', 'f: and gets no window');
+is($sql->(q{SELECT drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'sw'::regclass}),
+  'f|0|0', 'f: partheal_stats shows the switch off and nothing moved');
+ok(defined $within->(q{SELECT default_rows = 2 FROM partheal_stats WHERE parent = 'sw'::regclass}, 30),
+  'f: and estimates the two rows in DEFAULT (default_rows)');
+is($sql->(q{SELECT drained_rows FROM partheal_stats WHERE parent = 'pub'::regclass}) - $pub_drained, 1,
+  'f: the other table\'s drained_rows counts the row it moved');
+like(substr(slurp_file($node->logfile), $log_at),
+  qr/WARNING:  PHL08 "public\.sw" has a DEFAULT partition "public\.sw_default": rows without a partition of their own go there/,
+  'f: the worker says once that the table is not drained (PHL08, a WARNING)');
+$sql->(q{SELECT partheal_manage('sw', interval '1 day')});
+ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY sw_default}, 30),
+  'f: registered again with the default, its rows move');
+is($sql->(q{SELECT count(*) FROM windows('sw')}), '2', 'f: into their two windows');
+is($sql->(q{SELECT drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'sw'::regclass}),
+  't|2|2', 'f: partheal_stats counts two rows in two windows');
+ok(defined $within->(q{SELECT default_rows = 0 FROM partheal_stats WHERE parent = 'sw'::regclass}, 30),
+  'f: and estimates DEFAULT empty');
 
 ###########################################################################
 # c. With partheal.drain_default off, rows stay in DEFAULT; turned on

@@ -21,7 +21,7 @@ SELECT extname, extversion FROM pg_extension WHERE extname = 'partheal';
 SELECT p.oid::regprocedure AS function, p.prosecdef
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'partheal'
- ORDER BY p.proname;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 SHOW partheal.max_retries;
 SHOW partheal.ddl_lock_timeout;
 SHOW partheal.heal_wait_timeout;

@@ -40,6 +40,7 @@ SELECT partheal_manage('tz_t', interval '1 day', premake => -1);
 SELECT partheal_manage('tz_t', interval '1 day', premake => NULL);
 SELECT partheal_manage('tz_t', NULL::interval);
 SELECT partheal_manage('tz_t', interval '1 day', time_zone => NULL);
+SELECT partheal_manage('tz_t', interval '1 day', drain_default => NULL);
 SELECT partheal_manage('id_t', interval '1 day');
 SELECT partheal_manage('tz_t', 1000);
 \set VERBOSITY default
@@ -266,19 +267,30 @@ SELECT parent, key_type, partition_interval, time_zone, premake, heals > 0 AS he
   FROM partheal_stats WHERE parent IN ('berlin'::regclass, 'kolkata'::regclass, 'd_t'::regclass)
  ORDER BY parent::text;
 
--- A DEFAULT partition may stay. While it is attached partheal makes no
--- windows (each would scan it under ACCESS EXCLUSIVE as it is attached):
--- registration says so, a row with no window of its own goes there, nothing
--- is lost and no heal happens.
+-- A DEFAULT partition may stay. partheal makes no windows ahead while it
+-- is attached (each would scan it under ACCESS EXCLUSIVE as it is
+-- attached). With drain_default => false registration says so with a
+-- WARNING, a row with no window of its own goes there and stays, nothing is
+-- lost and no heal happens.
 CREATE TABLE tdef (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
 CREATE TABLE tdef_d PARTITION OF tdef DEFAULT;
 INSERT INTO tdef (body) VALUES ('now, before registration');
-SELECT partheal_manage('tdef', interval '1 day', premake => 1);
-SELECT count(*) AS registered FROM partheal_config WHERE parent = 'tdef'::regclass;
+SELECT partheal_manage('tdef', interval '1 day', premake => 1, drain_default => false);
+SELECT count(*) AS registered, bool_and(NOT drain_default) AS not_drained
+  FROM partheal_config WHERE parent = 'tdef'::regclass;
 SELECT count(*) AS windows FROM pg_inherits WHERE inhparent = 'tdef'::regclass AND inhrelid <> 'tdef_d'::regclass;
 SELECT count(*) FROM partheal_append('tdef', '[{"body": "now"}, {"at": "2021-01-01 00:00:00+00"}]');
 SELECT tableoid::regclass, count(*) FROM tdef GROUP BY 1 ORDER BY 1;
-SELECT heals FROM partheal_stats WHERE parent = 'tdef'::regclass;
+SELECT heals, drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'tdef'::regclass;
+-- By default the worker drains it instead (test/t/017_drain.pl): the
+-- NOTICE says so, and partheal_stats shows the drain's columns.
+CREATE TABLE tdrain (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+CREATE TABLE tdrain_d PARTITION OF tdrain DEFAULT;
+SELECT partheal_manage('tdrain', interval '1 day', premake => 1);
+SELECT drain_default FROM partheal_config WHERE parent = 'tdrain'::regclass;
+SELECT default_partition, drain_default, default_rows, drained_rows, drained_windows
+  FROM partheal_stats WHERE parent = 'tdrain'::regclass;
+SELECT partheal_unmanage('tdrain');
 SELECT partheal_unmanage('tdef');
 
 -- The worked examples of docs/time-keys.md, as written there (2026). A

@@ -1,0 +1,81 @@
+-- partheal 0.5 -> 0.6: the worker's drain of a time-keyed table's DEFAULT
+-- partition, switched per table, and its counters in partheal_stats.
+\echo Use "ALTER EXTENSION partheal UPDATE TO '0.6'" to load this file. \quit
+
+-- true: the worker moves the rows a time-keyed table's DEFAULT partition
+-- holds for a window into that window (partheal.drain_default turns it off
+-- for the whole server). Tables registered before this update get true.
+ALTER TABLE @extschema@.partheal_config
+  ADD COLUMN drain_default boolean NOT NULL DEFAULT true;
+
+DROP FUNCTION @extschema@.partheal_manage(regclass, interval, integer, interval, boolean, text);
+CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_interval interval,
+                                            premake integer DEFAULT 4,
+                                            retention interval DEFAULT NULL,
+                                            retention_keep_table boolean DEFAULT false,
+                                            time_zone text DEFAULT 'UTC',
+                                            drain_default boolean DEFAULT true)
+  RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage_time';
+COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, interval, integer, interval, boolean, text, boolean) IS
+  'register a table partitioned by RANGE on a timestamptz, timestamp or date column; the caller '
+  'must own it. Windows are calendar days, weeks or months local to time_zone, or fixed lengths '
+  'under a day aligned to the Unix epoch; the window holding now() and premake after it are kept, '
+  'made before this returns. With drain_default, the worker moves rows a DEFAULT partition holds '
+  'into their windows';
+
+-- The drain's counters, since server start. A function of its own, so that
+-- the older state functions keep their columns.
+CREATE FUNCTION @extschema@.partheal_drain_state(
+    OUT parent regclass, OUT drained_rows bigint, OUT drained_windows bigint)
+  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_drain_state';
+
+CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
+  SELECT c.parent,
+         coalesce(s.appends, 0) AS appends,
+         coalesce(s.rows_appended, 0) AS rows_appended,
+         coalesce(s.heals, 0) AS heals,
+         coalesce(s.exhaustions, 0) AS exhaustions,
+         coalesce(s.ahead_requested, 0) AS ahead_requested,
+         coalesce(s.ahead_created, 0) AS ahead_created,
+         coalesce(s.ahead_failed, 0) AS ahead_failed,
+         s.watermark, s.last_heal, s.headroom,
+         (SELECT CASE WHEN p.partdefid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+                      THEN p.partdefid::pg_catalog.regclass END
+            FROM pg_catalog.pg_partitioned_table p
+           WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS default_partition,
+         s.ahead_claimed_to, s.next_from, s.next_to, s.next_reason,
+         (SELECT a.atttypid::pg_catalog.regtype
+            FROM pg_catalog.pg_partitioned_table p
+            JOIN pg_catalog.pg_attribute a
+              ON a.attrelid OPERATOR(pg_catalog.=) p.partrelid
+             AND a.attnum OPERATOR(pg_catalog.=) p.partattrs[0]
+           WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS key_type,
+         c.partition_interval, c.time_zone, c.premake, w.newest_upper, w.next_window,
+         c.drain_default,
+         -- The rows in DEFAULT, from the cumulative statistics: an estimate,
+         -- behind by as long as the writers' statistics take to be flushed.
+         (SELECT pg_catalog.pg_stat_get_live_tuples(p.partdefid)
+            FROM pg_catalog.pg_partitioned_table p
+           WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
+             AND p.partdefid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid) AS default_rows,
+         coalesce(d.drained_rows, 0) AS drained_rows,
+         coalesce(d.drained_windows, 0) AS drained_windows
+    FROM @extschema@.partheal_config c
+    LEFT JOIN @extschema@.partheal_table_state() s
+      ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
+    LEFT JOIN @extschema@.partheal_window_state() w
+      ON w.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
+    LEFT JOIN @extschema@.partheal_drain_state() d
+      ON d.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
+COMMENT ON VIEW @extschema@.partheal_stats IS
+  'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
+  'the watermark (the number of the highest partition a create-ahead mark claimed, '
+  'partition numbers being id / partition_size) and ahead_claimed_to (the same as an id: the '
+  'end of that partition), the last heal, the partitions the worker keeps ahead of the '
+  'sequence position (headroom), a DEFAULT partition attached after registration '
+  '(default_partition), and the partition the worker creates next (next_from, next_to) and '
+  'when (next_reason); for a time-keyed table its key_type, partition_interval, time_zone, '
+  'the newest partition''s upper bound (newest_upper) and the next window (next_window); '
+  'whether the worker drains its DEFAULT partition (drain_default), an estimate of the rows '
+  'there (default_rows), and the rows and windows the drain moved (drained_rows, '
+  'drained_windows)';
