@@ -158,8 +158,11 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
   if (rel == nullptr) return;
   registry::TablePtr table = registry::lookup(rel);
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {
-    registry::set_next(relid, registry::NextReason::kDefault);
-    if (table->drains_default()) with_default.push_back(relid);
+    // The drain makes a drained table's windows ahead, and says which next.
+    if (table->drains_default())
+      with_default.push_back(relid);
+    else
+      registry::set_next(relid, registry::NextReason::kDefault);
     pg::guard([&] { relation_close(rel, NoLock); });
     return;
   }

@@ -112,6 +112,7 @@ bool window_over(const attach::Parent& p, Datum lower, Datum upper, int64 cap) {
 
 struct Step {
   bool attached = false;
+  bool ahead = false;  // the window attached was one ahead, with nothing to move
   int64 attached_lower = 0;
   int64 rows_moved = 0;
   std::optional<int64> gave_up;  // the window's lower key
@@ -119,10 +120,123 @@ struct Step {
   std::string window;            // FROM (...) TO (...), for messages
 };
 
+bool backing_off(Oid relid, int64 lower) {
+  auto it = window_back_offs().find({relid, lower});
+  return it != window_back_offs().end() &&
+         it->second.retry_at > pg::guard([] { return GetCurrentTimestamp(); });
+}
+
+// What one pass over a table works with: its parent, keys and partitions.
+struct Pass {
+  Oid relid;
+  const attach::Parent& p;
+  const partitions::KeySpace& keys;
+  const std::vector<partitions::Range>& existing;
+  Oid namespace_oid;
+};
+
+// Creates `range`'s window and attaches it with attach_window, moving what
+// DEFAULT holds for it. `attempting` is set first: a failing transaction
+// backs the window off.
+void attach_range(const Pass& pass, const partitions::Range& range, Step& step,
+                  std::optional<int64>& attempting) {
+  const attach::Parent& p = pass.p;
+  Datum lower = key_datum(p.key.type, range.lower.value);
+  Datum upper = key_datum(p.key.type, range.upper.value);
+  attach::Window w = attach::window_from_values(p, lower, upper);
+  step.window = fmt::format("FROM ({}) TO ({})", w.lower_literal, w.upper_literal);
+  if (window_over(p, lower, upper, kMaxWindowRows)) {
+    step.too_big = range.lower.value;
+    return;
+  }
+  // Named as the heal names it: the lower bound in the table's zone.
+  w.suffix = pass.keys.suffix(range.lower);
+  std::string name = partitions::free_child_name(pass.namespace_oid, p.name, w.suffix);
+  attempting = range.lower.value;
+  attach::Result r = attach::attach_window(p, w, name, kBatchRows);
+  if (r.outcome == attach::Outcome::kDefaultHoldsRows ||
+      r.outcome == attach::Outcome::kNotAttached) {
+    step.gave_up = range.lower.value;
+    return;
+  }
+  step.attached = r.outcome == attach::Outcome::kAttached;
+  step.attached_lower = range.lower.value;
+  step.rows_moved = r.rows_moved;
+}
+
+// The oldest window in the band that DEFAULT holds rows for, and is not
+// backing off: attached. Whether the probes found one.
+bool drain_oldest(const Pass& pass, int64 from, __int128 band_last, Step& step,
+                  std::optional<int64>& attempting) {
+  for (int probe = 0; probe < kMaxProbes; ++probe) {
+    std::optional<int64> key = oldest_key(pass.p, from);
+    if (!key || pass.keys.number_of(*key) > band_last) return false;
+    partitions::Range range = pass.keys.covering(*key, pass.existing);
+    // A window cut at the type's limits (MINVALUE or MAXVALUE) is
+    // outside the band; the probe goes on past it.
+    if (range.upper.kind != partitions::Bound::Kind::kValue) return false;
+    if (range.lower.kind != partitions::Bound::Kind::kValue ||
+        backing_off(pass.relid, range.lower.value)) {
+      from = range.upper.value;
+      continue;
+    }
+    attach_range(pass, range, step, attempting);
+    return true;
+  }
+  return false;
+}
+
+// partheal_stats: the window ahead the worker makes next, and the newest
+// upper bound, as the clock's poll shows them for a table without DEFAULT.
+void publish_next(const Pass& pass, const partitions::Range& range, registry::NextReason reason,
+                  int64 at) {
+  const partitions::KeySpec& spec = pass.keys.spec();
+  registry::KeyFormat format = spec.date_key ? registry::KeyFormat::kDate
+                               : spec.zoned  ? registry::KeyFormat::kTimestamptz
+                                             : registry::KeyFormat::kTimestamp;
+  std::optional<partitions::Bound> newest;
+  if (!pass.existing.empty()) newest = pass.existing.back().upper;
+  registry::set_newest_upper(pass.relid, newest, format);
+  registry::set_next(pass.relid, reason, range.lower.value, range.upper.value, at);
+}
+
+// Windows ahead, from now's through premake after it, as the clock keeps
+// them on a table without a DEFAULT: the first one missing is attached.
+// Its attach scans DEFAULT under the attach's locks, as every ATTACH past a
+// DEFAULT does, and finds nothing to move when DEFAULT is drained.
+void make_one_ahead(const Pass& pass, __int128 at, __int128 last, Step& step,
+                    std::optional<int64>& attempting) {
+  for (__int128 n = at; n <= last; ++n) {
+    int64 first = 0;
+    if (!pass.keys.first_key_of(static_cast<int64>(n), &first)) return;
+    bool made = false;
+    for (const partitions::Range& r : pass.existing)
+      if (partitions::contains(r, first)) made = true;
+    if (made) continue;
+    partitions::Range range = pass.keys.covering(first, pass.existing);
+    if (range.lower.kind != partitions::Bound::Kind::kValue ||
+        range.upper.kind != partitions::Bound::Kind::kValue)
+      return;
+    publish_next(pass, range, registry::NextReason::kMissing, range.lower.value);
+    if (backing_off(pass.relid, range.lower.value)) return;
+    attach_range(pass, range, step, attempting);
+    step.ahead = step.attached;
+    return;
+  }
+  // All made: the next one is needed when the clock reaches the window
+  // after now's.
+  int64 next_start = 0;
+  if (!pass.keys.first_key_of(static_cast<int64>(at + 1), &next_start)) return;
+  partitions::Range next = pass.keys.window(static_cast<int64>(last + 1));
+  if (next.lower.kind == partitions::Bound::Kind::kValue &&
+      next.upper.kind == partitions::Bound::Kind::kValue)
+    publish_next(pass, next, registry::NextReason::kAtTime, next_start);
+}
+
 // Inside the worker's transaction: the oldest window of DEFAULT's rows that
-// is not backing off, attached by attach_window. `attempting` is the lower
-// key of the window being attached, for the caller to back off when the
-// transaction fails.
+// is not backing off, attached by attach_window; or else, the first window
+// ahead not made yet. `attempting` is the lower key of the window being
+// attached, for the caller to back off when the transaction fails.
 Step drain_one(Oid relid, std::optional<int64>& attempting) {
   return pg::with_own_sql({}, [&] {
     Step step;
@@ -152,49 +266,13 @@ Step drain_one(Oid relid, std::optional<int64>& attempting) {
     int64 first = 0;
     if (keys.first_key_of(static_cast<int64>(at - table->config.premake), &first))
       from = Max(from, first);
+    const Pass pass{relid, p, keys, existing, namespace_oid};
     // As the owner: the look into DEFAULT and the attach are the owner's
     // business, not the worker's superuser's.
     pg::as_role(p.owner, [&] {
-      for (int probe = 0; probe < kMaxProbes; ++probe) {
-        std::optional<int64> key = oldest_key(p, from);
-        if (!key || keys.number_of(*key) > band_last) return;
-        partitions::Range range = keys.covering(*key, existing);
-        // A window cut at the type's limits (MINVALUE or MAXVALUE) is
-        // outside the band; the probe goes on past it.
-        if (range.upper.kind != partitions::Bound::Kind::kValue) return;
-        if (range.lower.kind != partitions::Bound::Kind::kValue) {
-          from = range.upper.value;
-          continue;
-        }
-        auto it = window_back_offs().find({relid, range.lower.value});
-        if (it != window_back_offs().end() &&
-            it->second.retry_at > pg::guard([] { return GetCurrentTimestamp(); })) {
-          from = range.upper.value;
-          continue;
-        }
-        Datum lower = key_datum(p.key.type, range.lower.value);
-        Datum upper = key_datum(p.key.type, range.upper.value);
-        attach::Window w = attach::window_from_values(p, lower, upper);
-        step.window = fmt::format("FROM ({}) TO ({})", w.lower_literal, w.upper_literal);
-        if (window_over(p, lower, upper, kMaxWindowRows)) {
-          step.too_big = range.lower.value;
-          return;
-        }
-        // Named as the heal names it: the lower bound in the table's zone.
-        w.suffix = keys.suffix(range.lower);
-        std::string name = partitions::free_child_name(namespace_oid, p.name, w.suffix);
-        attempting = range.lower.value;
-        attach::Result r = attach::attach_window(p, w, name, kBatchRows);
-        if (r.outcome == attach::Outcome::kDefaultHoldsRows ||
-            r.outcome == attach::Outcome::kNotAttached) {
-          step.gave_up = range.lower.value;
-          return;
-        }
-        step.attached = r.outcome == attach::Outcome::kAttached;
-        step.attached_lower = range.lower.value;
-        step.rows_moved = r.rows_moved;
-        return;
-      }
+      if (drain_oldest(pass, from, band_last, step, attempting)) return;
+      // Create-ahead's windows, when the table has it.
+      if (table->config.mark_percent != 0) make_one_ahead(pass, at, band_last, step, attempting);
     });
     return step;
   });
@@ -259,9 +337,14 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
     if (step.attached) {
       attached_any = true;
       const int64 moved = step.rows_moved;
-      registry::with_state(relid, [moved](registry::TableState& s) {
-        registry::count(s.drained_rows, static_cast<uint64>(moved));
-        registry::count(s.drained_windows);
+      const bool ahead = step.ahead;
+      registry::with_state(relid, [moved, ahead](registry::TableState& s) {
+        if (ahead) {
+          registry::count(s.ahead_created);
+        } else {
+          registry::count(s.drained_rows, static_cast<uint64>(moved));
+          registry::count(s.drained_windows);
+        }
       });
       watch.last_error.clear();
       window_back_offs().erase({relid, step.attached_lower});

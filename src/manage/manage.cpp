@@ -367,8 +367,9 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
                fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
                            "go there, and the worker moves them into their windows",
                            shape.name),
-               {"partheal makes no windows ahead while it is attached; the worker makes a "
-                "window when a row for it reaches DEFAULT, within premake windows of now's.",
+               {"The worker makes now's window and premake after it, and the windows of rows "
+                "that reach DEFAULT within premake windows of now's, each attached past DEFAULT "
+                "with partheal_attach_window's locks.",
                 "Give drain_default => false to leave the rows in DEFAULT."});
   else if (shape.has_default_partition)
     pg::report(WARNING, 0,

@@ -267,11 +267,10 @@ SELECT parent, key_type, partition_interval, time_zone, premake, heals > 0 AS he
   FROM partheal_stats WHERE parent IN ('berlin'::regclass, 'kolkata'::regclass, 'd_t'::regclass)
  ORDER BY parent::text;
 
--- A DEFAULT partition may stay. partheal makes no windows ahead while it
--- is attached (each would scan it under ACCESS EXCLUSIVE as it is
--- attached). With drain_default => false registration says so with a
--- WARNING, a row with no window of its own goes there and stays, nothing is
--- lost and no heal happens.
+-- A DEFAULT partition may stay. With drain_default => false partheal
+-- makes no windows while it is attached (each would scan it as it is
+-- attached): registration says so with a WARNING, a row with no window of
+-- its own goes there and stays, nothing is lost and no heal happens.
 CREATE TABLE tdef (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
 CREATE TABLE tdef_d PARTITION OF tdef DEFAULT;
 INSERT INTO tdef (body) VALUES ('now, before registration');
