@@ -3,10 +3,19 @@
 \echo Use "ALTER EXTENSION partheal UPDATE TO '0.6'" to load this file. \quit
 
 -- true: the worker moves the rows a time-keyed table's DEFAULT partition
--- holds for a window into that window (partheal.drain_default turns it off
--- for the whole server). Tables registered before this update get true.
+-- holds for a window into that window, and keeps windows ahead past it
+-- (partheal.drain_default turns it off for the whole server). Tables
+-- registered before this update keep what 0.5 did with them: drained only
+-- where the server set partheal.drain_default on (0.5's default was off).
 ALTER TABLE @extschema@.partheal_config
-  ADD COLUMN drain_default boolean NOT NULL DEFAULT true;
+  ADD COLUMN drain_default boolean NOT NULL DEFAULT false;
+UPDATE @extschema@.partheal_config
+   SET drain_default = true
+ WHERE EXISTS (SELECT FROM pg_catalog.pg_settings s
+                WHERE s.name OPERATOR(pg_catalog.=) 'partheal.drain_default'
+                  AND s.setting OPERATOR(pg_catalog.=) 'on'
+                  AND s.source OPERATOR(pg_catalog.<>) 'default');
+ALTER TABLE @extschema@.partheal_config ALTER COLUMN drain_default SET DEFAULT true;
 
 DROP FUNCTION @extschema@.partheal_manage(regclass, interval, integer, interval, boolean, text);
 CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_interval interval,
@@ -14,14 +23,14 @@ CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_interval 
                                             retention interval DEFAULT NULL,
                                             retention_keep_table boolean DEFAULT false,
                                             time_zone text DEFAULT 'UTC',
-                                            drain_default boolean DEFAULT true)
+                                            drain_default boolean DEFAULT NULL)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage_time';
 COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, interval, integer, interval, boolean, text, boolean) IS
   'register a table partitioned by RANGE on a timestamptz, timestamp or date column; the caller '
   'must own it. Windows are calendar days, weeks or months local to time_zone, or fixed lengths '
   'under a day aligned to the Unix epoch; the window holding now() and premake after it are kept, '
-  'made before this returns. With drain_default, the worker moves rows a DEFAULT partition holds '
-  'into their windows';
+  'made before this returns. With drain_default (NULL: as registered before, else true), the '
+  'worker moves rows a DEFAULT partition holds into their windows and keeps windows ahead past it';
 
 -- The drain's counters, since server start. A function of its own, so that
 -- the older state functions keep their columns.
@@ -51,13 +60,16 @@ CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
              AND a.attnum OPERATOR(pg_catalog.=) p.partattrs[0]
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS key_type,
          c.partition_interval, c.time_zone, c.premake, w.newest_upper, w.next_window,
-         c.drain_default,
+         -- The drain is a time-keyed table's.
+         CASE WHEN c.partition_interval IS NOT NULL THEN c.drain_default END AS drain_default,
          -- The rows in DEFAULT, from the cumulative statistics: an estimate,
          -- behind by as long as the writers' statistics take to be flushed.
+         -- A partitioned or foreign DEFAULT has no such count.
          (SELECT pg_catalog.pg_stat_get_live_tuples(p.partdefid)
             FROM pg_catalog.pg_partitioned_table p
+            JOIN pg_catalog.pg_class d ON d.oid OPERATOR(pg_catalog.=) p.partdefid
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
-             AND p.partdefid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid) AS default_rows,
+             AND d.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog."char") AS default_rows,
          coalesce(d.drained_rows, 0) AS drained_rows,
          coalesce(d.drained_windows, 0) AS drained_windows
     FROM @extschema@.partheal_config c

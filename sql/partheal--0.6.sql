@@ -41,14 +41,14 @@ CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_interval 
                                             retention interval DEFAULT NULL,
                                             retention_keep_table boolean DEFAULT false,
                                             time_zone text DEFAULT 'UTC',
-                                            drain_default boolean DEFAULT true)
+                                            drain_default boolean DEFAULT NULL)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage_time';
 COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, interval, integer, interval, boolean, text, boolean) IS
   'register a table partitioned by RANGE on a timestamptz, timestamp or date column; the caller '
   'must own it. Windows are calendar days, weeks or months local to time_zone, or fixed lengths '
   'under a day aligned to the Unix epoch; the window holding now() and premake after it are kept, '
-  'made before this returns. With drain_default, the worker moves rows a DEFAULT partition holds '
-  'into their windows';
+  'made before this returns. With drain_default (NULL: as registered before, else true), the '
+  'worker moves rows a DEFAULT partition holds into their windows and keeps windows ahead past it';
 
 -- A second argument with no type yet ('100000', '1 day', a psql :'var')
 -- fits both forms above, and PostgreSQL would refuse to choose: this form
@@ -160,13 +160,16 @@ CREATE VIEW @extschema@.partheal_stats AS
              AND a.attnum OPERATOR(pg_catalog.=) p.partattrs[0]
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid) AS key_type,
          c.partition_interval, c.time_zone, c.premake, w.newest_upper, w.next_window,
-         c.drain_default,
+         -- The drain is a time-keyed table's.
+         CASE WHEN c.partition_interval IS NOT NULL THEN c.drain_default END AS drain_default,
          -- The rows in DEFAULT, from the cumulative statistics: an estimate,
          -- behind by as long as the writers' statistics take to be flushed.
+         -- A partitioned or foreign DEFAULT has no such count.
          (SELECT pg_catalog.pg_stat_get_live_tuples(p.partdefid)
             FROM pg_catalog.pg_partitioned_table p
+            JOIN pg_catalog.pg_class d ON d.oid OPERATOR(pg_catalog.=) p.partdefid
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
-             AND p.partdefid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid) AS default_rows,
+             AND d.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog."char") AS default_rows,
          coalesce(d.drained_rows, 0) AS drained_rows,
          coalesce(d.drained_windows, 0) AS drained_windows
     FROM @extschema@.partheal_config c

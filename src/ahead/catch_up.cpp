@@ -58,6 +58,7 @@ struct TableWatch {
   long retry_ms = 0;
   std::string last_error;              // a poll error is logged when it changes, not every round
   Oid default_partition = InvalidOid;  // logged once, while attached
+  bool default_drained = false;        // and whether the drain was on then
   TimestampTz busy_since = 0;          // the catch-up giving way since; 0: not
   bool busy_said = false;              // and said so
 };
@@ -69,8 +70,9 @@ std::unordered_map<Oid, TableWatch>& watches() {
 
 // A DEFAULT partition attached after registration takes every row without
 // a partition, and partheal creates none while it is there: said once per
-// DEFAULT partition in the log, shown in partheal_stats.default_partition,
-// and the table is left out of the catch-up. False while it is attached.
+// DEFAULT partition in the log (again when its drain is turned on or off),
+// shown in partheal_stats.default_partition, and the table is left out of
+// the catch-up. False while it is attached.
 bool note_default_partition(Oid relid, Relation rel, const registry::ManagedTable& table) {
   TableWatch& watch = watches()[relid];
   if (!table.shape.has_default_partition) {
@@ -78,8 +80,11 @@ bool note_default_partition(Oid relid, Relation rel, const registry::ManagedTabl
     return true;
   }
   Oid partition = partitions::default_partition(rel);
-  if (watch.default_partition == partition) return false;
+  // Said again when the drain is turned on or off for it.
+  if (watch.default_partition == partition && watch.default_drained == table.drains_default())
+    return false;
   watch.default_partition = partition;
+  watch.default_drained = table.drains_default();
   // A time-keyed table may be registered with one; an id-keyed one got it
   // after its registration.
   if (table.drains_default()) {

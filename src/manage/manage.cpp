@@ -358,9 +358,18 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
   settings::require_preloaded();
   Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
   registry::TableShape shape = registry::describe(rel);
-  registry::Config config = manage::time_config(fcinfo, shape);
+  bool drain_given = false;
+  registry::Config config = manage::time_config(fcinfo, shape, &drain_given);
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
+  // drain_default NULL keeps the registration's; a catalog older than 0.6
+  // has no switch, and its tables are not drained until it is updated.
+  if (!registry::config_has_drain_column()) {
+    config.drain_default = false;
+  } else if (!drain_given) {
+    std::optional<registry::Config> current = registry::configured(shape.relid);
+    if (current && current->by_time) config.drain_default = current->drain_default;
+  }
   manage::register_table(shape, config);
   if (shape.has_default_partition && registry::ManagedTable{shape, config}.drains_default())
     pg::report(NOTICE, 0,
@@ -376,7 +385,10 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
                fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
                            "go there, and partheal makes no windows while it is attached",
                            shape.name),
-               {{},
+               {config.drain_default && registry::config_has_drain_column()
+                    ? "partheal.drain_default is off on this server: with it on, the worker "
+                      "would move the rows into their windows."
+                    : std::string(),
                 "Move its rows into windows with partheal_partition_data and detach it, and "
                 "partheal makes the windows from then on."});
   manage::make_first_ahead(shape, config);

@@ -43,7 +43,8 @@ void refuse_time_key_for_ids(const registry::TableShape& shape) {
                        shape.name));
 }
 
-registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape& shape) {
+registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape& shape,
+                             bool* drain_given) {
   if (PG_ARGISNULL(1))
     null_argument("partition_interval",
                   "Give the length of each window, for example interval "
@@ -91,14 +92,10 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
   if (PG_ARGISNULL(4)) null_argument("retention_keep_table", "Leave it out: the default is false.");
   if (PG_ARGISNULL(5)) null_argument("time_zone", "Give a zone name, for example 'UTC'.");
   std::string zone = pg::guarded_text([&] { return text_to_cstring(PG_GETARG_TEXT_PP(5)); });
-  // 0.5's declaration has no drain_default: its tables are drained.
-  if (PG_NARGS() > 6) {
-    if (PG_ARGISNULL(6))
-      null_argument("drain_default",
-                    "Give false to leave the rows of the DEFAULT partition where they are, or "
-                    "leave it out: the default is true.");
-    c.drain_default = PG_GETARG_BOOL(6);
-  }
+  // NULL (the default, and 0.5's declaration, which has no drain_default)
+  // keeps what the table has: the caller (register_table) reads it.
+  c.drain_default = PG_NARGS() > 6 && !PG_ARGISNULL(6) ? PG_GETARG_BOOL(6) : true;
+  if (drain_given != nullptr) *drain_given = PG_NARGS() > 6 && !PG_ARGISNULL(6);
   if (shape.key_type != TIMESTAMPTZOID) {
     if (zone != "UTC")
       pg::fail(

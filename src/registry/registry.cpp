@@ -234,7 +234,8 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
       row.percent = null_percent ? 0 : DatumGetInt32(percent);
       row.premake = null_premake ? 4 : DatumGetInt32(premake);
       row.by_time = !null_interval;
-      row.drain = true;
+      // A catalog older than 0.6 has no switch: not drained until updated.
+      row.drain = false;
       if (has_drain) {
         bool null_drain = true;
         Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);

@@ -26,7 +26,8 @@ struct Config {
   int64 interval_us = 0;
   std::string time_zone = "UTC";
   // Whether the worker moves the rows a time-keyed table's DEFAULT holds
-  // into their windows (0.6's partheal_config.drain_default; true before).
+  // into their windows (0.6's partheal_config.drain_default; false in an
+  // older catalog, until ALTER EXTENSION UPDATE).
   bool drain_default = true;
 };
 

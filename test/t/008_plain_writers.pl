@@ -231,10 +231,10 @@ cmp_ok($v02->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'tt'::regclas
   'in one of the five windows registration made');
 is($v02->(q{SELECT count(*) FROM partheal_append('tt', '[{"body": "y"}]')}), '1', 'and appends');
 
-# A 0.5 database under the 0.6 library: before its update, its catalog has
-# no drain_default, and its time-keyed tables are drained; the update keeps
-# that (drain_default true), and partheal_stats gains the drain's columns
-# with the counts from before.
+# A 0.5 database under the 0.6 library: its catalog has no drain_default,
+# and its time-keyed tables are not drained until it is updated (0.5's
+# default). The update keeps what 0.5 did: drained only where the server
+# set partheal.drain_default on. partheal_stats gains the drain's columns.
 $node->safe_psql('postgres', 'CREATE DATABASE v05');
 my $v05 = sub { $node->safe_psql('v05', shift) };
 $v05->(q{
@@ -244,16 +244,32 @@ $v05->(q{
   SELECT partheal_manage('d5', interval '1 day');
   INSERT INTO d5 (at, body) VALUES (now() - interval '1 day', 'back');
 });
-ok($node->poll_query_until('v05', q{SELECT count(*) = 0 FROM ONLY d5_default}),
-  'a 0.5 database registers a time-keyed table under the 0.6 library, and the worker drains its DEFAULT');
+sleep 2;
+is($v05->(q{SELECT count(*) FROM ONLY d5_default}), '1',
+  'a 0.5 database\'s DEFAULT is not drained under the 0.6 library before its update');
 $v05->('ALTER EXTENSION partheal UPDATE');
 is($v05->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.6',
   'a 0.5 database updates to 0.6');
 is($v05->($members), $fresh_members, 'with the objects of a fresh install');
-is($v05->(q{SELECT drain_default FROM partheal_config WHERE parent = 'd5'::regclass}), 't',
-  'the update gives its registration drain_default true');
-is($v05->(q{SELECT drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'd5'::regclass}),
-  't|1|1', 'and partheal_stats the drain\'s columns, with what it moved before the update');
+is($v05->(q{SELECT drain_default FROM partheal_config WHERE parent = 'd5'::regclass}), 'f',
+  'the update gives its registration drain_default false, as the server\'s setting was its default');
+is($v05->(q{SELECT drain_default, default_rows IS NOT NULL, drained_rows FROM partheal_stats WHERE parent = 'd5'::regclass}),
+  'f|t|0', 'and partheal_stats the drain\'s columns');
+$v05->(q{SELECT partheal_manage('d5', interval '1 day', drain_default => true)});
+ok($node->poll_query_until('v05', q{SELECT count(*) = 0 FROM ONLY d5_default}),
+  'registered with drain_default => true, its DEFAULT is drained');
+# Where the server had the setting on, the update keeps the drain on.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET partheal.drain_default = on; SELECT pg_reload_conf()});
+$node->safe_psql('postgres', 'CREATE DATABASE v05on');
+$node->safe_psql('v05on', q{
+  CREATE EXTENSION partheal VERSION '0.5';
+  CREATE TABLE d5 (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  SELECT partheal_manage('d5', interval '1 day');
+  ALTER EXTENSION partheal UPDATE;
+});
+is($node->safe_psql('v05on', q{SELECT drain_default FROM partheal_config WHERE parent = 'd5'::regclass}), 't',
+  'a 0.5 database updated where partheal.drain_default is set on keeps its table drained');
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET partheal.drain_default; SELECT pg_reload_conf()});
 
 # A sequence not drawn from yet is polled too: a table managed with no
 # partition at all, and one whose sequence was RESTARTed past its partitions,

@@ -225,12 +225,16 @@ ok(defined $within->(q{SELECT default_rows = 2 FROM partheal_stats WHERE parent 
   'f: and estimates the two rows in DEFAULT (default_rows)');
 is($sql->(q{SELECT drained_rows FROM partheal_stats WHERE parent = 'pub'::regclass}) - $pub_drained, 1,
   'f: the other table\'s drained_rows counts the row it moved');
-like(substr(slurp_file($node->logfile), $log_at),
-  qr/WARNING:  PHL08 "public\.sw" has a DEFAULT partition "public\.sw_default": rows without a partition of their own go there/,
-  'f: the worker says once that the table is not drained (PHL08, a WARNING)');
-$sql->(q{SELECT partheal_manage('sw', interval '1 day')});
+my $phl08 = () = substr(slurp_file($node->logfile), $log_at)
+  =~ /WARNING:  PHL08 "public\.sw" has a DEFAULT partition "public\.sw_default": rows without a partition of their own go there/g;
+is($phl08, 1, 'f: the worker says once that the table is not drained (PHL08, a WARNING)');
+$log_at = -s $node->logfile;
+$sql->(q{SELECT partheal_manage('sw', interval '1 day', drain_default => true)});
 ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY sw_default}, 30),
-  'f: registered again with the default, its rows move');
+  'f: registered again with drain_default => true, its rows move');
+like(substr(slurp_file($node->logfile), $log_at),
+  qr/LOG:  PHL08 "public\.sw" has a DEFAULT partition "public\.sw_default": rows without a window of their own go there, and the worker makes their windows/,
+  'f: and the worker says that it drains it now (PHL08, a LOG)');
 is($sql->(q{SELECT count(DISTINCT tableoid) FROM sw}), '2', 'f: into their two windows');
 is($sql->(q{SELECT drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'sw'::regclass}),
   't|2|2', 'f: partheal_stats counts two rows in two windows');
@@ -252,19 +256,27 @@ ok(defined $within->(q{SET TimeZone = 'UTC'; SELECT ahead_created = 5 AND next_r
   or diag($sql->(q{SELECT ahead_created, next_reason, next_window FROM partheal_stats WHERE parent = 'sw'::regclass}));
 
 ###########################################################################
-# c. With partheal.drain_default off, rows stay in DEFAULT; turned on
-# again, they move.
+# c. With partheal.drain_default off (read at reload), rows stay in
+# DEFAULT, and a registration's WARNING names the setting; turned on again,
+# they move.
 $node->append_conf('postgresql.conf', "partheal.drain_default = off\n");
-$node->restart;
+$node->reload;
+ok(defined $within->(q{SELECT current_setting('partheal.drain_default') = 'off'}, 10), 'c: the setting is off');
+sleep 1;  # the worker's next poll reads it
 # Three days ago is in sw's band (premake 4), and its window not made.
 $sql->(q{INSERT INTO sw (at, body) VALUES (now() - interval '3 days', 'off')});
 sleep 3;
 is($sql->(q{SELECT count(*) FROM ONLY sw_default WHERE body = 'off'}), '1',
   'c: with the setting off, DEFAULT keeps a row the drain would move');
+$sql->(q{CREATE TABLE offt (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+  CREATE TABLE offt_default PARTITION OF offt DEFAULT});
+my ($rc_off, $out_off, $err_off) = $node->psql('postgres', q{SELECT partheal_manage('offt', interval '1 day')});
+like($err_off, qr/WARNING:  "offt" has a DEFAULT partition: .*\nDETAIL:  partheal\.drain_default is off on this server/,
+  'c: a registration meanwhile says that the server\'s setting keeps its DEFAULT as it is');
 $node->append_conf('postgresql.conf', "partheal.drain_default = on\n");
-$node->restart;
+$node->reload;
 ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY sw_default WHERE body = 'off'}, 30),
-  'c: turned on again, it moves');
+  'c: turned on again at reload, it moves');
 
 $node->stop;
 done_testing();

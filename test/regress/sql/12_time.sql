@@ -40,7 +40,6 @@ SELECT partheal_manage('tz_t', interval '1 day', premake => -1);
 SELECT partheal_manage('tz_t', interval '1 day', premake => NULL);
 SELECT partheal_manage('tz_t', NULL::interval);
 SELECT partheal_manage('tz_t', interval '1 day', time_zone => NULL);
-SELECT partheal_manage('tz_t', interval '1 day', drain_default => NULL);
 SELECT partheal_manage('id_t', interval '1 day');
 SELECT partheal_manage('tz_t', 1000);
 \set VERBOSITY default
@@ -281,6 +280,9 @@ SELECT count(*) AS windows FROM pg_inherits WHERE inhparent = 'tdef'::regclass A
 SELECT count(*) FROM partheal_append('tdef', '[{"body": "now"}, {"at": "2021-01-01 00:00:00+00"}]');
 SELECT tableoid::regclass, count(*) FROM tdef GROUP BY 1 ORDER BY 1;
 SELECT heals, drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'tdef'::regclass;
+-- Registered again without drain_default (NULL): the registration's stays.
+SELECT partheal_manage('tdef', interval '1 day', premake => 2);
+SELECT premake, drain_default FROM partheal_config WHERE parent = 'tdef'::regclass;
 -- By default the worker drains it instead (test/t/017_drain.pl): the
 -- NOTICE says so, and partheal_stats shows the drain's columns.
 CREATE TABLE tdrain (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
