@@ -158,9 +158,31 @@ my $members = q{SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depe
 my $fresh_members = $node->safe_psql('postgres', $members);
 is($node->safe_psql('old', $members), $fresh_members,
   'the updated database has the objects of a fresh install') or diag($fresh_members);
+# And the same definitions: the view's, each function's arguments and
+# defaults and comment, the config table's columns, defaults and checks.
+my $shapes = q{SELECT x FROM (
+    SELECT 'view ' || pg_get_viewdef('partheal_stats'::regclass) || ' ' || coalesce(obj_description('partheal_stats'::regclass, 'pg_class'), '') AS x
+    UNION ALL
+    SELECT 'function ' || p.oid::regprocedure || ' (' || pg_get_function_arguments(p.oid) || ') '
+           || pg_get_function_result(p.oid) || ' ' || p.prosecdef || ' ' || p.provolatile::text || ' '
+           || coalesce(array_to_string(p.proconfig, ','), '') || ' ' || coalesce(obj_description(p.oid, 'pg_proc'), '')
+      FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+     WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'partheal')
+    UNION ALL
+    SELECT 'column ' || a.attnum || ' ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' '
+           || a.attnotnull || ' ' || coalesce(pg_get_expr(ad.adbin, ad.adrelid), '')
+      FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+     WHERE a.attrelid = 'partheal_config'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL
+    SELECT 'constraint ' || pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.conrelid = 'partheal_config'::regclass
+  ) s ORDER BY x COLLATE "C"};
+my $fresh_shapes = $node->safe_psql('postgres', $shapes);
+is($node->safe_psql('old', $shapes), $fresh_shapes,
+  'with the same definitions: view, functions, config columns and checks');
 $node->safe_psql('postgres', 'CREATE DATABASE v03');
 $node->safe_psql('v03', q{CREATE EXTENSION partheal VERSION '0.3'; ALTER EXTENSION partheal UPDATE});
 is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to 0.6');
+is($node->safe_psql('v03', $shapes), $fresh_shapes, 'with the same definitions');
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_stats WHERE next_reason IS NOT NULL OR next_reason IS NULL}),
   '1', 'partheal_stats has 0.3\'s next_reason column');
 is($node->safe_psql('old', q{SELECT datname FROM partheal_workers() WHERE datid = (SELECT oid FROM pg_database WHERE datname = 'old')}),
@@ -207,6 +229,7 @@ $v02->('ALTER EXTENSION partheal UPDATE');
 is($v02->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.6',
   'a 0.2 database updates to 0.6');
 is($v02->($members), $fresh_members, 'with the objects of a fresh install');
+is($v02->($shapes), $fresh_shapes, 'and their definitions');
 is($v02->(q{SELECT parent, partition_size, mark_percent, premake, partition_interval IS NULL FROM partheal_config}),
   'm|10|80|4|t', 'the registration is kept, and gets premake 4');
 # An id far past the partitions ahead (which premake 4 may have added by
@@ -251,6 +274,7 @@ $v05->('ALTER EXTENSION partheal UPDATE');
 is($v05->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.6',
   'a 0.5 database updates to 0.6');
 is($v05->($members), $fresh_members, 'with the objects of a fresh install');
+is($v05->($shapes), $fresh_shapes, 'and their definitions');
 is($v05->(q{SELECT drain_default FROM partheal_config WHERE parent = 'd5'::regclass}), 'f',
   'the update gives its registration drain_default false, as the server\'s setting was its default');
 is($v05->(q{SELECT drain_default, default_rows IS NOT NULL, drained_rows FROM partheal_stats WHERE parent = 'd5'::regclass}),
