@@ -32,11 +32,13 @@ COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, interval, integer, int
   'made before this returns. With drain_default (NULL: as registered before, else true), the '
   'worker moves rows a DEFAULT partition holds into their windows and keeps windows ahead past it';
 
--- The drain's counters, since server start. A function of its own, so that
--- the older state functions keep their columns.
-CREATE FUNCTION @extschema@.partheal_drain_state(
-    OUT parent regclass, OUT drained_rows bigint, OUT drained_windows bigint)
-  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_drain_state';
+-- The worker's upkeep counters, since server start: the drain of DEFAULT
+-- and retention. A function of its own, so that the older state functions
+-- keep their columns.
+CREATE FUNCTION @extschema@.partheal_upkeep_state(
+    OUT parent regclass, OUT drained_rows bigint, OUT drained_windows bigint,
+    OUT dropped_windows bigint, OUT detached_windows bigint)
+  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_upkeep_state';
 
 CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
   SELECT c.parent,
@@ -71,13 +73,16 @@ CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
              AND d.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog."char") AS default_rows,
          coalesce(d.drained_rows, 0) AS drained_rows,
-         coalesce(d.drained_windows, 0) AS drained_windows
+         coalesce(d.drained_windows, 0) AS drained_windows,
+         c.retention, c.retention_keep_table,
+         coalesce(d.dropped_windows, 0) AS dropped_windows,
+         coalesce(d.detached_windows, 0) AS detached_windows
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_state() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
     LEFT JOIN @extschema@.partheal_window_state() w
       ON w.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
-    LEFT JOIN @extschema@.partheal_drain_state() d
+    LEFT JOIN @extschema@.partheal_upkeep_state() d
       ON d.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
@@ -90,4 +95,5 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   'the newest partition''s upper bound (newest_upper) and the next window (next_window); '
   'whether the worker drains its DEFAULT partition (drain_default), an estimate of the rows '
   'there (default_rows), and the rows and windows the drain moved (drained_rows, '
-  'drained_windows)';
+  'drained_windows); its retention and retention_keep_table, and the windows retention '
+  'dropped (dropped_windows) or detached and kept (detached_windows)';

@@ -129,11 +129,13 @@ CREATE FUNCTION @extschema@.partheal_window_state(
     OUT headroom integer, OUT ahead_claimed_to bigint, OUT next_from bigint, OUT next_to bigint,
     OUT next_reason text, OUT newest_upper text, OUT next_window text)
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_stats';
--- The drain's counters, since server start. A function of its own, so that
--- the older state functions keep their columns.
-CREATE FUNCTION @extschema@.partheal_drain_state(
-    OUT parent regclass, OUT drained_rows bigint, OUT drained_windows bigint)
-  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_drain_state';
+-- The worker's upkeep counters, since server start: the drain of DEFAULT
+-- and retention. A function of its own, so that the older state functions
+-- keep their columns.
+CREATE FUNCTION @extschema@.partheal_upkeep_state(
+    OUT parent regclass, OUT drained_rows bigint, OUT drained_windows bigint,
+    OUT dropped_windows bigint, OUT detached_windows bigint)
+  RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_upkeep_state';
 -- Every operator qualified (coalesce is syntax): nothing on a reader's search_path
 -- can change what the view runs.
 CREATE VIEW @extschema@.partheal_stats AS
@@ -171,13 +173,16 @@ CREATE VIEW @extschema@.partheal_stats AS
            WHERE p.partrelid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
              AND d.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog."char") AS default_rows,
          coalesce(d.drained_rows, 0) AS drained_rows,
-         coalesce(d.drained_windows, 0) AS drained_windows
+         coalesce(d.drained_windows, 0) AS drained_windows,
+         c.retention, c.retention_keep_table,
+         coalesce(d.dropped_windows, 0) AS dropped_windows,
+         coalesce(d.detached_windows, 0) AS detached_windows
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_state() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
     LEFT JOIN @extschema@.partheal_window_state() w
       ON w.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
-    LEFT JOIN @extschema@.partheal_drain_state() d
+    LEFT JOIN @extschema@.partheal_upkeep_state() d
       ON d.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid;
 COMMENT ON VIEW @extschema@.partheal_stats IS
   'per managed table since server start: appends, heals, exhaustions, create-ahead attempts, '
@@ -190,7 +195,8 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   'the newest partition''s upper bound (newest_upper) and the next window (next_window); '
   'whether the worker drains its DEFAULT partition (drain_default), an estimate of the rows '
   'there (default_rows), and the rows and windows the drain moved (drained_rows, '
-  'drained_windows)';
+  'drained_windows); its retention and retention_keep_table, and the windows retention '
+  'dropped (dropped_windows) or detached and kept (detached_windows)';
 GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;
 
 -- A dropped table leaves no registration behind.

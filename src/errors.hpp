@@ -15,6 +15,9 @@ constexpr int kHealWaitTimeout = MAKE_SQLSTATE('P', 'H', '0', '0', '2');
 constexpr int kWorkerUnavailable = MAKE_SQLSTATE('P', 'H', '0', '0', '3');
 // The caller holds a lock that ATTACH needs; waiting would deadlock.
 constexpr int kHealLockConflict = MAKE_SQLSTATE('P', 'H', '0', '0', '4');
+// A row older than the table's retention: its window would be dropped at
+// once, so partheal does not make it.
+constexpr int kOlderThanRetention = MAKE_SQLSTATE('P', 'H', '0', '0', '5');
 // The library was not loaded through shared_preload_libraries.
 constexpr int kNotPreloaded = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 
@@ -28,5 +31,7 @@ constexpr const char* kLogAttached = "PHL06";      // partheal_attach_window att
 constexpr const char* kLogAttachGaveUp = "PHL07";  // a window left in DEFAULT (default_holds_rows)
 // WARNING: a managed table got a DEFAULT partition after registration.
 constexpr const char* kLogDefaultPartition = "PHL08";
+constexpr const char* kLogRetired = "PHL09";        // retention detached a window (and dropped it)
+constexpr const char* kLogRetentionLeft = "PHL10";  // a due window retention left attached, and why
 
 }  // namespace partheal::errors

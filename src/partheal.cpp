@@ -10,6 +10,7 @@
 
 #include "ahead/catch_up.hpp"
 #include "drain/default_drain.hpp"
+#include "retention/retention.hpp"
 #include "ahead/premake.hpp"
 #include "manage/manage.hpp"
 #include "errors.hpp"
@@ -150,11 +151,12 @@ void define_gucs() {
 }
 
 // The worker's poll round: create-ahead's poll and catch-up, then the
-// drain of the DEFAULT partitions the poll found.
+// drain of the DEFAULT partitions the poll found, then retention.
 partheal::worker::PollOutcome poll_round(Oid dboid) {
   partheal::worker::PollOutcome out = partheal::ahead::poll_and_catch_up(dboid);
   if (!out.with_default.empty() && partheal::drain::drain_managed_defaults(dboid, out.with_default))
     out.made_any = true;
+  if (partheal::retention::retire_due_windows(dboid)) out.made_any = true;
   return out;
 }
 

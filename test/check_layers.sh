@@ -26,7 +26,8 @@ declare -A may=(
   [attach]="pg partitions registry"
   [append]="pg partitions registry worker heal ahead"
   [drain]="pg partitions registry worker attach"
-  [.]="pg partitions registry worker heal ahead manage attach append drain"
+  [retention]="pg partitions registry worker attach"
+  [.]="pg partitions registry worker heal ahead manage attach append drain retention"
 )
 bad=0
 for f in *.cpp */*.cpp */*.hpp; do

@@ -312,6 +312,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   if (by_time) {
     keys = append::time_keys(target, parent, rows, *defaults);
     heal::refuse_far_windows(*table, parent, keys);
+    heal::refuse_keys_past_retention(*table, parent, keys);
   } else {
     // Before any id is drawn: given ids far from the sequence would let a
     // role that does not own the table make partitions without bound.

@@ -65,7 +65,7 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     // a reader planned with the old partition set, then held at DEFAULT's
     // lock, would run after the commit with a new snapshot and find the
     // rows in neither place. Held at the parent, it plans after the commit.
-    lock_all(p, table, locked, queue, budget, held_since);
+    lock_all(p, attach_lock_set(p, table, locked), queue, budget, held_since);
     budget.apply();
     if (locked) r.rows_moved += move_rows(p, w, n, -1, r);
     budget.apply();

@@ -58,21 +58,13 @@ void LockBudget::apply() const {
 
 namespace {
 
-// What an attempt locks, in order, parent first: the parent, the window's
-// table, DEFAULT and, when DEFAULT is partitioned, its partitions (ATTACH
-// scans those too).
-std::vector<std::pair<Oid, LOCKMODE>> lock_set(const Parent& p, Oid table, bool locked) {
-  LOCKMODE parent_mode = locked                        ? AccessExclusiveLock
-                         : OidIsValid(p.default_relid) ? ExclusiveLock
-                                                       : ShareUpdateExclusiveLock;
-  std::vector<std::pair<Oid, LOCKMODE>> set = {{p.relid, parent_mode},
-                                               {table, AccessExclusiveLock}};
-  if (OidIsValid(p.default_relid)) {
-    List* tree = pg::guard([&] { return find_all_inheritors(p.default_relid, NoLock, nullptr); });
-    ListCell* cell = nullptr;
-    foreach (cell, tree) set.emplace_back(lfirst_oid(cell), AccessExclusiveLock);
-  }
-  return set;
+// DEFAULT and, when it is partitioned, its partitions (ATTACH scans those
+// too, and DETACH changes their constraint).
+void add_default_tree(const Parent& p, LockSet& set) {
+  if (!OidIsValid(p.default_relid)) return;
+  List* tree = pg::guard([&] { return find_all_inheritors(p.default_relid, NoLock, nullptr); });
+  ListCell* cell = nullptr;
+  foreach (cell, tree) set.emplace_back(lfirst_oid(cell), AccessExclusiveLock);
 }
 
 // A lock no transaction holds in a conflicting mode, asked without taking
@@ -90,13 +82,32 @@ bool free_now(Oid relid, LOCKMODE mode) {
 
 }  // namespace
 
-// Takes the attempt's locks. Polling (`wait` false), all or none, without
+// What an attach attempt locks, in order, parent first: the parent, the
+// window's table, DEFAULT and its partitions.
+LockSet attach_lock_set(const Parent& p, Oid table, bool locked) {
+  LOCKMODE parent_mode = locked                        ? AccessExclusiveLock
+                         : OidIsValid(p.default_relid) ? ExclusiveLock
+                                                       : ShareUpdateExclusiveLock;
+  LockSet set = {{p.relid, parent_mode}, {table, AccessExclusiveLock}};
+  add_default_tree(p, set);
+  return set;
+}
+
+// What a plain DETACH locks: the parent, the partition and DEFAULT, all
+// ACCESS EXCLUSIVE.
+LockSet detach_lock_set(const Parent& p, Oid partition) {
+  LockSet set = {{p.relid, AccessExclusiveLock}, {partition, AccessExclusiveLock}};
+  add_default_tree(p, set);
+  return set;
+}
+
+// Takes an attempt's locks. Polling (`wait` false), all or none, without
 // queueing: a request that waits in the lock manager puts every later
 // writer and reader of the table behind it for as long as partheal waits.
 // Queueing, each wait within what is left of the budget.
-void lock_all(const Parent& p, Oid table, bool locked, bool wait, const LockBudget& budget,
+void lock_all(const Parent& p, const LockSet& set, bool wait, const LockBudget& budget,
               TimestampTz& held_since) {
-  for (const auto& [relid, mode] : lock_set(p, table, locked)) {
+  for (const auto& [relid, mode] : set) {
     if (wait) {
       budget.apply();
       pg::guard([&] { LockRelationOid(relid, mode); });

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attach/reconcile.hpp"
 #include "attach/window.hpp"
@@ -54,7 +56,11 @@ class LockBudget {
 // subtransaction rolls back, releasing the locks it did get.
 struct LocksBusy {};
 
-void lock_all(const Parent& p, Oid table, bool locked, bool wait, const LockBudget& budget,
+using LockSet = std::vector<std::pair<Oid, LOCKMODE>>;
+LockSet attach_lock_set(const Parent& p, Oid table, bool locked);
+LockSet detach_lock_set(const Parent& p, Oid partition);
+// held_since: when the parent was had, with a DEFAULT (writers wait then).
+void lock_all(const Parent& p, const LockSet& set, bool wait, const LockBudget& budget,
               TimestampTz& held_since);
 bool someone_waits_for_me();
 

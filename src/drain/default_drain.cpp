@@ -266,6 +266,14 @@ Step drain_one(Oid relid, std::optional<int64>& attempting) {
     int64 first = 0;
     if (keys.first_key_of(static_cast<int64>(at - table->config.premake), &first))
       from = Max(from, first);
+    // Nor windows retention would drop at once: rows older than the window
+    // holding the horizon stay in DEFAULT, where partheal never drops them.
+    const registry::Config& c = table->config;
+    if (c.has_retention()) {
+      const int64 horizon = partitions::retention_horizon(
+          keys, c.time_zone.c_str(), c.retention_months, c.retention_days, c.retention_us, now);
+      if (keys.first_key_of(keys.number_of(horizon), &first)) from = Max(from, first);
+    }
     const Pass pass{relid, p, keys, existing, namespace_oid};
     // As the owner: the look into DEFAULT and the attach are the owner's
     // business, not the worker's superuser's.

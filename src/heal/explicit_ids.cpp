@@ -5,6 +5,8 @@
 #include "pg/sequence.hpp"
 #include "partitions/catalog.hpp"
 #include "heal/explicit_ids.hpp"
+
+#include "errors.hpp"
 #include "partitions/key_space.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
@@ -79,6 +81,32 @@ void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
                          "from premake ({}) windows before now's to premake windows after it.",
                          reach),
              "Ask the table's owner to append the row or create its window.");
+  }
+}
+
+void refuse_keys_past_retention(const registry::ManagedTable& table, Relation parent,
+                                const std::vector<int64>& keys) {
+  const registry::Config& c = table.config;
+  if (!table.shape.key_is_time || !c.has_retention()) return;
+  std::vector<int64> missing = partitions::unrouted(parent, keys);
+  if (missing.empty()) return;
+  const partitions::KeySpace space = table.key_space();
+  const int64 now = GetCurrentTransactionStartTimestamp();
+  const int64 horizon = partitions::retention_horizon(
+      space, c.time_zone.c_str(), c.retention_months, c.retention_days, c.retention_us, now);
+  std::vector<partitions::Range> existing = partitions::attached_ranges(parent);
+  for (int64 key : missing) {
+    if (!space.finite(key)) continue;  // the heal refuses it, 22008
+    partitions::Range r = space.covering(key, existing);
+    if (r.upper.kind != partitions::Bound::Kind::kValue || r.upper.value > horizon) continue;
+    pg::fail(errors::kOlderThanRetention,
+             fmt::format("\"{}\" {} of \"{}\" is older than the table's retention",
+                         table.shape.key_column, space.key_text(key), table.shape.name),
+             fmt::format("Its window would end at or before the retention horizon, {}, and be "
+                         "dropped at once, so partheal does not make it.",
+                         space.key_text(horizon)),
+             "Leave the row out, or attach a DEFAULT partition to keep such rows, or register "
+             "the table with a longer retention.");
   }
 }
 

@@ -130,28 +130,41 @@ MakeAhead make_ahead = nullptr;
 
 // Writes (with a config) or deletes (without) the table's registration.
 void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config,
-                  int columns = 7) {
+                  int columns = 9) {
   Interval interval{};
+  Interval retention{};
   std::string zone = config ? config->time_zone : std::string();
   Datum zone_text = 0;
   if (config) {
     interval.month = config->interval_months;
     interval.day = config->interval_days;
     interval.time = config->interval_us;
+    retention.month = config->retention_months;
+    retention.day = config->retention_days;
+    retention.time = config->retention_us;
     const char* z = zone.c_str();
     zone_text = pg::guard([&] { return CStringGetTextDatum(z); });
   }
   const bool by_time = config && config->by_time;
-  Oid types[] = {OIDOID, INT8OID, INT4OID, INT4OID, INTERVALOID, TEXTOID, BOOLOID};
+  Oid types[] = {OIDOID,  INT8OID, INT4OID,     INT4OID, INTERVALOID,
+                 TEXTOID, BOOLOID, INTERVALOID, BOOLOID};
   Datum values[] = {ObjectIdGetDatum(relid),
                     Int64GetDatum(config ? config->partition_size : 0),
                     Int32GetDatum(config ? config->mark_percent : 0),
                     Int32GetDatum(config ? config->premake : 0),
                     IntervalPGetDatum(&interval),
                     zone_text,
-                    BoolGetDatum(!config || config->drain_default)};
-  char nulls[] = {' ', by_time ? 'n' : ' ', config && config->mark_percent == 0 ? 'n' : ' ',
-                  ' ', by_time ? ' ' : 'n', by_time ? ' ' : 'n',
+                    BoolGetDatum(!config || config->drain_default),
+                    IntervalPGetDatum(&retention),
+                    BoolGetDatum(config && config->retention_keep_table)};
+  char nulls[] = {' ',
+                  by_time ? 'n' : ' ',
+                  config && config->mark_percent == 0 ? 'n' : ' ',
+                  ' ',
+                  by_time ? ' ' : 'n',
+                  by_time ? ' ' : 'n',
+                  ' ',
+                  config && config->has_retention() ? ' ' : 'n',
                   ' '};
   struct Work {
     const std::string* sql;
@@ -304,17 +317,20 @@ void register_table(const registry::TableShape& shape, const registry::Config& c
     write_config(old_sql, shape.relid, config, 3);
     return;
   }
-  // A 0.5 catalog has no drain_default: its tables are drained.
+  // A 0.5 catalog has no drain_default ($7 goes unused); both have
+  // retention's columns.
   const bool drain_column = registry::config_has_drain_column();
   std::string sql = fmt::format(
       "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent, premake, "
-      "partition_interval, time_zone{}) VALUES ($1, $2, $3, $4, $5, $6{}) "
+      "partition_interval, time_zone, retention, retention_keep_table{}) "
+      "VALUES ($1, $2, $3, $4, $5, $6, $8, $9{}) "
       "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
       "mark_percent = EXCLUDED.mark_percent, premake = EXCLUDED.premake, "
-      "partition_interval = EXCLUDED.partition_interval, time_zone = EXCLUDED.time_zone{}",
+      "partition_interval = EXCLUDED.partition_interval, time_zone = EXCLUDED.time_zone, "
+      "retention = EXCLUDED.retention, retention_keep_table = EXCLUDED.retention_keep_table{}",
       registry::extension_schema_sql(), drain_column ? ", drain_default" : "",
       drain_column ? ", $7" : "", drain_column ? ", drain_default = EXCLUDED.drain_default" : "");
-  write_config(sql, shape.relid, config, drain_column ? 7 : 6);
+  write_config(sql, shape.relid, config);
 }
 
 void make_first_ahead(const registry::TableShape& shape, const registry::Config& config) {

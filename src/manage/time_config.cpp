@@ -85,11 +85,26 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
              fmt::format("premake must be between 0 and 1000, not {}", c.premake), {},
              "premake is how many windows after now's are kept made; the default is 4.");
-  if (!PG_ARGISNULL(3))
-    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, "retention is not supported yet",
-             "This release keeps every window; dropping old ones comes in the next.",
-             "Leave retention NULL (the default).");
+  if (!PG_ARGISNULL(3)) {
+    const Interval* r = pg::guard([&] { return PG_GETARG_INTERVAL_P(3); });
+    // Every field at or above zero, one above: a horizon in the past.
+    if (r->month < 0 || r->day < 0 || r->time < 0 ||
+        (r->month == 0 && r->day == 0 && r->time == 0)) {
+      Datum d = IntervalPGetDatum(const_cast<Interval*>(r));
+      std::string shown =
+          pg::guarded_text([&] { return DatumGetCString(DirectFunctionCall1(interval_out, d)); });
+      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+               fmt::format("retention '{}' is not a positive interval", shown),
+               "Windows whose upper bound is at or before now() - retention are detached.",
+               "Give how long to keep rows, for example interval '30 days', or NULL to keep "
+               "every window.");
+    }
+    c.retention_months = r->month;
+    c.retention_days = r->day;
+    c.retention_us = r->time;
+  }
   if (PG_ARGISNULL(4)) null_argument("retention_keep_table", "Leave it out: the default is false.");
+  c.retention_keep_table = PG_GETARG_BOOL(4);
   if (PG_ARGISNULL(5)) null_argument("time_zone", "Give a zone name, for example 'UTC'.");
   std::string zone = pg::guarded_text([&] { return text_to_cstring(PG_GETARG_TEXT_PP(5)); });
   // NULL (the default, and 0.5's declaration, which has no drain_default)

@@ -119,13 +119,14 @@ Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
 struct Snapshot {
   PartitionBoundInfo bounds;
   Oid key_type;
+  const Oid* oids;  // by partition index
 };
 
 Snapshot read(Relation parent) {
   return guard([&] {
     PartitionDesc desc = RelationGetPartitionDesc(parent, true);
     PartitionKey key = RelationGetPartitionKey(parent);
-    return Snapshot{desc->nparts > 0 ? desc->boundinfo : nullptr, key->parttypid[0]};
+    return Snapshot{desc->nparts > 0 ? desc->boundinfo : nullptr, key->parttypid[0], desc->oids};
   });
 }
 
@@ -147,6 +148,19 @@ std::vector<Range> attached_ranges(Relation parent) {
   for (int i = 0; i + 1 < s.bounds->ndatums; ++i) {
     if (s.bounds->indexes[i + 1] < 0) continue;
     out.push_back(Range{bound_at(s.bounds, i, s.key_type), bound_at(s.bounds, i + 1, s.key_type)});
+  }
+  return out;
+}
+
+std::vector<Partition> attached_partitions(Relation parent) {
+  Snapshot s = read(parent);
+  std::vector<Partition> out;
+  if (s.bounds == nullptr) return out;
+  for (int i = 0; i + 1 < s.bounds->ndatums; ++i) {
+    int index = s.bounds->indexes[i + 1];
+    if (index < 0) continue;
+    out.push_back(Partition{s.oids[index], Range{bound_at(s.bounds, i, s.key_type),
+                                                 bound_at(s.bounds, i + 1, s.key_type)}});
   }
   return out;
 }

@@ -60,6 +60,14 @@ std::optional<Bound> newest_upper(Relation parent);
 // Ranges of the attached range partitions, in order. Throws PgError.
 std::vector<Range> attached_ranges(Relation parent);
 
+// The same with each partition's OID: retention judges a partition by its
+// real bounds, whoever made it.
+struct Partition {
+  Oid relid;
+  Range range;
+};
+std::vector<Partition> attached_partitions(Relation parent);
+
 // True when an INSERT of this key value would find a partition (a DEFAULT
 // partition takes everything). Cheap: a binary search over the bounds.
 bool routes(Relation parent, int64 id);

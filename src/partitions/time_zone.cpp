@@ -14,6 +14,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "datatype/timestamp.h"
 #include "pgtime.h"
+#include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
@@ -117,6 +118,33 @@ int64 clock_offset(const KeySpace& keys, int64 now) {
     int offset = 0;
     if (timestamp2tm(now, &offset, &tm, &fsec, nullptr, session_timezone) != 0) return int64{0};
     return -static_cast<int64>(offset) * USECS_PER_SEC;
+  });
+}
+
+int64 retention_horizon(const KeySpace& keys, const char* zone, int32 months, int32 days, int64 us,
+                        int64 now) {
+  const bool zoned = keys.spec().zoned;
+  const bool date_key = keys.spec().date_key;
+  const int64 wall = now + clock_offset(keys, now);
+  return pg::guard([&] {
+    Interval retention;
+    retention.month = months;
+    retention.day = days;
+    retention.time = us;
+    Datum back = IntervalPGetDatum(&retention);
+    if (zoned) {
+      Datum zone_text = CStringGetTextDatum(zone);
+      Datum local = DirectFunctionCall2(timestamptz_zone, zone_text, TimestampTzGetDatum(now));
+      Datum earlier = DirectFunctionCall2(timestamp_mi_interval, local, back);
+      return static_cast<int64>(
+          DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone, zone_text, earlier)));
+    }
+    Timestamp earlier = DatumGetTimestamp(
+        DirectFunctionCall2(timestamp_mi_interval, TimestampGetDatum(wall), back));
+    if (!date_key) return static_cast<int64>(earlier);
+    int64 day = earlier / USECS_PER_DAY;
+    if (earlier < 0 && earlier % USECS_PER_DAY != 0) --day;
+    return day;
   });
 }
 

@@ -185,7 +185,9 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     int32 premake;
     bool by_time;
     bool drain;
+    bool keep_table;
     Interval interval;
+    Interval retention;
     char zone[partitions::kZoneNameSize];
   };
   Oid schema = extension_row().schema;
@@ -236,6 +238,13 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
       row.by_time = !null_interval;
       // A catalog older than 0.6 has no switch: not drained until updated.
       row.drain = false;
+      if (has_time) {
+        bool null_retention = true, null_keep = true;
+        Datum retention = heap_getattr(tuple, kRetention, desc, &null_retention);
+        Datum keep = heap_getattr(tuple, kKeepTable, desc, &null_keep);
+        if (!null_retention) row.retention = *DatumGetIntervalP(retention);
+        row.keep_table = !null_keep && DatumGetBool(keep);
+      }
       if (has_drain) {
         bool null_drain = true;
         Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);
@@ -262,6 +271,10 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     c.interval_us = r.interval.time;
     c.time_zone = r.zone[0] != '\0' ? r.zone : "UTC";
     c.drain_default = r.drain;
+    c.retention_months = r.retention.month;
+    c.retention_days = r.retention.day;
+    c.retention_us = r.retention.time;
+    c.retention_keep_table = r.keep_table;
     rows.emplace_back(r.parent, c);
   }
   pg::guard([&] { pfree(found); });
@@ -310,6 +323,10 @@ std::optional<std::vector<Oid>> registered_tables_nowait() {
   });
   if (!locked) return std::nullopt;
   return registered_tables();
+}
+
+std::vector<std::pair<Oid, Config>> registrations() {
+  return read_config(InvalidOid);
 }
 
 std::vector<Oid> registered_tables() {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partitions/key_space.hpp"
@@ -29,6 +30,16 @@ struct Config {
   // into their windows (0.6's partheal_config.drain_default; false in an
   // older catalog, until ALTER EXTENSION UPDATE).
   bool drain_default = true;
+  // A time-keyed table's retention: windows whose upper bound is at or
+  // before now - retention (in the table's zone) are detached, and dropped
+  // unless retention_keep_table. All zero: none.
+  int32 retention_months = 0;
+  int32 retention_days = 0;
+  int64 retention_us = 0;
+  bool retention_keep_table = false;
+  bool has_retention() const {
+    return retention_months != 0 || retention_days != 0 || retention_us != 0;
+  }
 };
 
 struct ManagedTable {
@@ -83,6 +94,8 @@ bool config_has_drain_column();
 
 // Every table registered in this database, as committed now.
 std::vector<Oid> registered_tables();
+// The same with each one's registration.
+std::vector<std::pair<Oid, Config>> registrations();
 // The same, or nullopt when the config table is locked (LOCK, ALTER
 // EXTENSION UPDATE under way): the worker never waits for it.
 std::optional<std::vector<Oid>> registered_tables_nowait();

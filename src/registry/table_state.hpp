@@ -57,6 +57,9 @@ struct TableState {
   // when their transaction has committed.
   pg_atomic_uint64 drained_rows;
   pg_atomic_uint64 drained_windows;
+  // Retention: windows detached and dropped, and detached and kept.
+  pg_atomic_uint64 dropped_windows;
+  pg_atomic_uint64 detached_windows;
   // The transaction of the partheal_manage that made the state, while it
   // may still be running: a poll that reads the registrations before it
   // commits must not forget the state (InvalidTransactionId: none).

@@ -1,0 +1,113 @@
+// detach_partition: retention's DETACH, with the attach's locks.
+#include "attach/detach.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "attach/reconcile_internal.hpp"
+#include "pg/boundary.hpp"
+#include "pg/error.hpp"
+#include "pg/pause.hpp"
+#include "pg/spi.hpp"
+#include "pg/subxact.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+}
+
+namespace partheal::attach {
+
+namespace {
+
+// A foreign key to the parent has a constraint on each partition: DETACH
+// would have to check every referencing table for rows of this one, and
+// dropping it would take those rows' targets away.
+bool referenced(Oid partition) {
+  Oid types[] = {OIDOID};
+  Datum values[] = {ObjectIdGetDatum(partition)};
+  return pg::spi::execute(
+             "SELECT 1 FROM pg_catalog.pg_constraint WHERE contype OPERATOR(pg_catalog.=) 'f' "
+             "AND confrelid OPERATOR(pg_catalog.=) $1 LIMIT 1",
+             SPI_OK_SELECT, {1, types, values, nullptr}, true) > 0;
+}
+
+std::string qualified(Oid relid) {
+  return pg::guarded_text([&] {
+    return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+                                      get_rel_name(relid));
+  });
+}
+
+long since_ms(TimestampTz t) {
+  return pg::guard([&] { return TimestampDifferenceMilliseconds(t, GetCurrentTimestamp()); });
+}
+
+}  // namespace
+
+DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
+  using namespace reconcile;
+  DetachResult r;
+  if (referenced(partition)) {
+    r.outcome = DetachOutcome::kReferenced;
+    r.reason = "foreign keys reference it";
+    return r;
+  }
+  set_lock_budget_ms(settings::attach_lock_budget_ms());
+  const std::string table = qualified(partition);
+  const char* schema = p.schema.c_str();
+  const char* name = p.name.c_str();
+  const std::string parent =
+      pg::guarded_text([&] { return quote_qualified_identifier(schema, name); });
+  const std::string detach = fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table);
+  const std::string drop = fmt::format("DROP TABLE {}", table);
+  const LockSet set = detach_lock_set(p, partition);
+  std::string last = "the locks were taken whenever partheal looked";
+  const int attempts = settings::attach_lock_attempts;
+  for (int i = 0; i < attempts; ++i) {
+    if (i > 0) pg::pause_ms(std::min(1000L, 50L << std::min(i - 1, 5)));
+    r.attempts++;
+    // Every attempt but the last polls; the last queues within the budget,
+    // so that a steady stream of transactions cannot starve it.
+    const bool queue = i == attempts - 1;
+    const TimestampTz polling_since = pg::guard([] { return GetCurrentTimestamp(); });
+    for (;;) {
+      TimestampTz held_since = 0;
+      try {
+        pg::in_subtransaction([&] {
+          LockBudget budget(polling_since);
+          TimestampTz unused = 0;
+          lock_all(p, set, queue, budget, unused);
+          held_since = pg::guard([] { return GetCurrentTimestamp(); });
+          budget.apply();
+          pg::spi::execute(detach, SPI_OK_UTILITY);
+          if (!keep_table) pg::spi::execute(drop, SPI_OK_UTILITY);
+        });
+        r.parent_held_ms = since_ms(held_since);
+        r.outcome = keep_table ? DetachOutcome::kDetached : DetachOutcome::kDropped;
+        return r;
+      } catch (const LocksBusy&) {
+        if (since_ms(polling_since) >= lock_budget_ms()) break;
+        pg::pause_ms(5);
+      } catch (const PgError& e) {
+        if (!is_lock_wait(e)) throw;
+        last = e.what();
+        if (queue && e.sqlerrcode() == ERRCODE_LOCK_NOT_AVAILABLE &&
+            since_ms(polling_since) < lock_budget_ms())
+          continue;
+        break;
+      }
+    }
+  }
+  r.outcome = DetachOutcome::kBusy;
+  r.reason = fmt::format("its locks could not be had in {} attempts of {} ms ({})", attempts,
+                         lock_budget_ms(), last);
+  return r;
+}
+
+}  // namespace partheal::attach

@@ -1,0 +1,215 @@
+#include "retention/retention.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attach/detach.hpp"
+#include "attach/window.hpp"
+#include "errors.hpp"
+#include "partitions/catalog.hpp"
+#include "partitions/key_space.hpp"
+#include "partitions/time_zone.hpp"
+#include "pg/boundary.hpp"
+#include "pg/own_sql.hpp"
+#include "pg/relation.hpp"
+#include "pg/report.hpp"
+#include "pg/security.hpp"
+#include "registry/registry.hpp"
+#include "registry/table_state.hpp"
+#include "worker/requests.hpp"
+#include "worker/transaction.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+}
+
+namespace partheal::retention {
+
+namespace {
+
+constexpr long kFirstRetryMs = 1000;
+constexpr long kMaxRetryMs = 60000;
+
+struct BackOff {
+  TimestampTz retry_at = 0;
+  long retry_ms = 0;
+};
+
+// Per (table, window): a window whose locks could not be had, or whose
+// detach failed, retried from 1 s doubling to a minute.
+std::map<std::pair<Oid, Oid>, BackOff>& back_offs() {
+  static auto* m = new std::map<std::pair<Oid, Oid>, BackOff>();
+  return *m;
+}
+// Windows left attached for good (foreign keys, a foreign table), said once.
+std::set<std::pair<Oid, Oid>>& left_for_good() {
+  static auto* s = new std::set<std::pair<Oid, Oid>>();
+  return *s;
+}
+std::map<Oid, std::string>& last_errors() {
+  static auto* m = new std::map<Oid, std::string>();
+  return *m;
+}
+
+void back_off(BackOff& b) {
+  b.retry_ms = b.retry_ms == 0 ? kFirstRetryMs : Min(b.retry_ms * 2, kMaxRetryMs);
+  b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), b.retry_ms);
+}
+
+bool backing_off(Oid relid, Oid partition) {
+  auto it = back_offs().find({relid, partition});
+  return it != back_offs().end() &&
+         it->second.retry_at > pg::guard([] { return GetCurrentTimestamp(); });
+}
+
+struct Step {
+  bool tried = false;
+  Oid partition = InvalidOid;
+  std::string label;   // the window's table
+  std::string bounds;  // FOR VALUES FROM (...) TO (...)
+  std::string horizon;
+  bool foreign = false;
+  attach::DetachResult result;
+};
+
+// Inside the worker's transaction: the oldest due window of the table that
+// is not backing off or left for good, detached (and dropped).
+Step retire_one(Oid relid, std::optional<Oid>& attempting) {
+  return pg::with_own_sql({}, [&] {
+    Step step;
+    Relation rel = pg::open_existing(relid, AccessShareLock);
+    registry::TablePtr table = registry::lookup(rel);
+    const bool retains =
+        table != nullptr && table->shape.key_is_time && table->config.has_retention();
+    std::vector<partitions::Partition> parts;
+    if (retains) parts = partitions::attached_partitions(rel);
+    pg::guard([&] { relation_close(rel, NoLock); });
+    if (!retains) return step;
+    const registry::Config& c = table->config;
+    const partitions::KeySpace keys = table->key_space();
+    const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
+    const int64 horizon = partitions::retention_horizon(
+        keys, c.time_zone.c_str(), c.retention_months, c.retention_days, c.retention_us, now);
+    // In bound order: once one ends past the horizon, every later one does.
+    for (const partitions::Partition& part : parts) {
+      if (part.range.upper.kind != partitions::Bound::Kind::kValue ||
+          part.range.upper.value > horizon)
+        break;
+      if (left_for_good().count({relid, part.relid}) > 0 || backing_off(relid, part.relid))
+        continue;
+      step.tried = true;
+      step.partition = part.relid;
+      step.label = pg::relation_label(part.relid);
+      step.bounds = fmt::format("FOR VALUES FROM ({}) TO ({})", keys.bound_sql(part.range.lower),
+                                keys.bound_sql(part.range.upper));
+      step.horizon = keys.key_text(horizon);
+      const Oid partition = part.relid;
+      step.foreign = pg::guard([&] { return get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE; });
+      if (step.foreign) return step;
+      attach::Parent p = attach::describe_parent(relid);
+      attempting = part.relid;
+      // As the owner, as the heal's DDL runs: a DROP's event triggers and
+      // dependency checks are the owner's business.
+      pg::as_role(p.owner, [&] {
+        step.result = attach::detach_partition(p, partition, c.retention_keep_table);
+      });
+      return step;
+    }
+    return step;
+  });
+}
+
+void said_left(Oid relid, const Step& step, const std::string& why, const std::string& hint) {
+  pg::report(LOG, 0,
+             fmt::format("{} retention left {} {} attached to {}: {}", errors::kLogRetentionLeft,
+                         step.label, step.bounds, pg::relation_label(relid), why),
+             {fmt::format("Its upper bound is at or before the horizon, {}.", step.horizon), hint});
+}
+
+}  // namespace
+
+bool retire_due_windows(Oid dboid) {
+  std::vector<Oid> tables;
+  std::optional<PgError> error = worker::in_transaction(
+      [&] {
+        std::optional<std::vector<Oid>> registered = registry::registered_tables_nowait();
+        if (!registered) return;
+        for (const auto& [relid, config] : registry::registrations())
+          if (config.by_time && config.has_retention()) tables.push_back(relid);
+      },
+      "partheal: reading retention");
+  if (error) return false;  // the poll's own reading reports a broken config table
+  // Back-offs and reports of tables no longer retained go.
+  for (auto it = back_offs().begin(); it != back_offs().end();)
+    it = std::find(tables.begin(), tables.end(), it->first.first) == tables.end()
+             ? back_offs().erase(it)
+             : std::next(it);
+  bool any = false;
+  for (Oid relid : tables) {
+    worker::serve_heal_requests(dboid);
+    Step step;
+    std::optional<Oid> attempting;
+    error = worker::in_transaction([&] { step = retire_one(relid, attempting); },
+                                   "partheal: retention");
+    if (error) {
+      if (last_errors()[relid] != error->what()) {
+        last_errors()[relid] = error->what();
+        pg::report(LOG, error->sqlerrcode(),
+                   fmt::format("{} retention of {} failed: {}", errors::kLogRetentionLeft,
+                               pg::relation_label(relid), error->what()));
+      }
+      if (attempting) back_off(back_offs()[{relid, *attempting}]);
+      continue;
+    }
+    if (!step.tried) continue;
+    last_errors().erase(relid);
+    if (step.foreign) {
+      left_for_good().insert({relid, step.partition});
+      said_left(relid, step, "it is a foreign table",
+                "Detach and drop it yourself when its data may go.");
+      continue;
+    }
+    switch (step.result.outcome) {
+      case attach::DetachOutcome::kDropped:
+      case attach::DetachOutcome::kDetached: {
+        const bool kept = step.result.outcome == attach::DetachOutcome::kDetached;
+        any = true;
+        back_offs().erase({relid, step.partition});
+        registry::with_state(relid, [kept](registry::TableState& s) {
+          registry::count(kept ? s.detached_windows : s.dropped_windows);
+        });
+        pg::report(
+            LOG, 0,
+            fmt::format("{} retention detached {} {} from {}{}: its upper bound is at or "
+                        "before the horizon, {}; the parent was locked for {} ms",
+                        errors::kLogRetired, step.label, step.bounds, pg::relation_label(relid),
+                        kept ? " and kept it as a table" : " and dropped it", step.horizon,
+                        step.result.parent_held_ms));
+        break;
+      }
+      case attach::DetachOutcome::kReferenced:
+        left_for_good().insert({relid, step.partition});
+        said_left(relid, step, step.result.reason,
+                  "Delete the referencing rows and drop the foreign keys, or detach it yourself.");
+        break;
+      case attach::DetachOutcome::kBusy:
+        back_off(back_offs()[{relid, step.partition}]);
+        said_left(relid, step, step.result.reason,
+                  "partheal tries again, backing off to a minute.");
+        break;
+    }
+  }
+  return any;
+}
+
+}  // namespace partheal::retention

@@ -1,0 +1,23 @@
+// Retention of managed time-keyed tables (registered with a retention): a
+// window whose real upper bound, read from the catalog, is at or before
+// now() - retention in the table's zone is detached and dropped, or kept
+// as a plain table with retention_keep_table. Windows made by hand, wide or
+// misaligned ones are judged by their bounds, so nothing that could hold a
+// row newer than the horizon is touched.
+//
+// The DETACH takes the parent, the window and DEFAULT with the attach's lock
+// discipline (attach/detach.hpp): polled, then queued within a small budget,
+// and given up (and retried with back-off) when another transaction holds
+// them. A window that foreign keys reference is left attached and said once.
+// One window per table per poll, oldest first; the worker polls again soon
+// after one went, so a backlog goes window by window.
+#pragma once
+
+#include "pg/postgres.hpp"
+
+namespace partheal::retention {
+
+// Serves heal requests between tables. True when a window was detached.
+bool retire_due_windows(Oid dboid);
+
+}  // namespace partheal::retention

@@ -1,0 +1,168 @@
+# Retention of time-keyed tables: windows whose real upper bound is at or
+# before now() - retention are detached and dropped (or kept as tables) by
+# the worker, under live writers, with the attach's lock discipline; windows
+# made by hand are judged by their bounds; a window foreign keys reference is
+# left and said once; a long reader makes retention give way, not the
+# writers wait; and no window that retention would drop is made.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PartHeal;
+use Time::HiRes qw(time);
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $valgrind = $ENV{PARTHEAL_VALGRIND};
+
+my $node = PartHeal::new_node('retention');
+$node->append_conf('postgresql.conf', "track_commit_timestamp = on\npartheal.naptime = '200ms'\n");
+$node->restart;
+my $sql = sub { $node->safe_psql('postgres', shift) };
+$sql->('CREATE EXTENSION partheal');
+PartHeal::create_windows_function($node);
+my $within = sub { PartHeal::within($node, @_) };
+
+###########################################################################
+# a. Windows of one second kept for three, under a plain INSERT writer of
+# now(): the old windows go, one after the other, and no INSERT fails.
+SKIP: {
+skip 'the writer needs native speed', 7 if $valgrind;
+$sql->(q{
+  CREATE TABLE ticks (at timestamptz NOT NULL DEFAULT clock_timestamp(), body text) PARTITION BY RANGE (at);
+  SELECT partheal_manage('ticks', interval '1 second', premake => 2, retention => interval '3 seconds');
+});
+my $log_at = -s $node->logfile;
+my $w = PartHeal::start_writers($node, 2, 8, q{INSERT INTO ticks (body) VALUES ('w');});
+my ($rounds, $failed, @errors) = PartHeal::finish_writers($w);
+cmp_ok($rounds, '>', 500, "a: the writers wrote ($rounds rounds)");
+is($failed, 0, 'a: no INSERT failed while retention dropped windows') or diag(join("\n", @errors));
+ok(defined $within->(q{SELECT count(*) = 0 FROM windows('ticks') WHERE hi <= now() - interval '3 seconds'}, 10),
+  'a: every window that ended three seconds ago or more is gone');
+cmp_ok($sql->(q{SELECT count(*) FROM windows('ticks') WHERE hi > now() - interval '3 seconds'}), '>=', 3,
+  'a: the windows of the last three seconds and ahead stay');
+my $dropped = $sql->(q{SELECT dropped_windows FROM partheal_stats WHERE parent = 'ticks'::regclass});
+cmp_ok($dropped, '>=', 5, "a: partheal_stats counts the windows dropped ($dropped)");
+my $log = substr(slurp_file($node->logfile), $log_at);
+my $phl09 = () = $log =~ /PHL09 retention detached "public\.ticks_p\d{8}_\d{6}" FOR VALUES FROM \('[^']+'\) TO \('[^']+'\) from "public\.ticks" and dropped it: its upper bound is at or before the horizon, [^;]+; the parent was locked for \d+ ms/g;
+cmp_ok($phl09, '>=', $dropped, "a: each is logged (PHL09, $phl09 lines)");
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname LIKE 'ticks\_p%' AND NOT relispartition}), '0',
+  'a: and no table is left behind');
+}
+
+###########################################################################
+# b. Real bounds: a wide window made by hand that still holds rows inside
+# the retention period stays, a misaligned old one goes; with
+# retention_keep_table the window is kept as a plain table, owned as before.
+$sql->(q{
+  CREATE ROLE keeper;
+  GRANT CREATE ON SCHEMA public TO keeper;
+  CREATE TABLE days (at timestamptz NOT NULL, body text) PARTITION BY RANGE (at);
+  ALTER TABLE days OWNER TO keeper;
+  -- Wide: from 40 days ago to 1 day ago (its last rows are newer than the
+  -- horizon of 2 days). Misaligned: 20 days ago to 10 days ago, at noon.
+  CREATE TABLE days_wide (LIKE days);
+  ALTER TABLE days ATTACH PARTITION days_wide FOR VALUES FROM (date_trunc('day', now()) - interval '40 days') TO (date_trunc('day', now()) - interval '1 day');
+  CREATE TABLE days_old (LIKE days);
+  ALTER TABLE days ATTACH PARTITION days_old FOR VALUES FROM (date_trunc('day', now()) - interval '60 days' + interval '12 hours') TO (date_trunc('day', now()) - interval '40 days');
+  ALTER TABLE days_wide OWNER TO keeper;
+  ALTER TABLE days_old OWNER TO keeper;
+  INSERT INTO days VALUES (now() - interval '50 days', 'old'), (now() - interval '30 days', 'wide'), (now() - interval '36 hours', 'wide, recent');
+  SET ROLE keeper;
+  SELECT partheal_manage('days', interval '1 day', retention => interval '2 days', retention_keep_table => true);
+  RESET ROLE;
+});
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_inherits WHERE inhrelid = 'days_old'::regclass}, 30),
+  'b: the misaligned old window, past the horizon, is detached');
+is($sql->(q{SELECT relispartition, pg_get_userbyid(relowner), (SELECT count(*) FROM days_old) FROM pg_class WHERE oid = 'days_old'::regclass}),
+  'f|keeper|1', 'b: and kept as a plain table, owned as before, with its row (retention_keep_table)');
+sleep 1;
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'days_wide'::regclass}), '1',
+  'b: the wide window that reaches into the retention period stays');
+is($sql->(q{SELECT string_agg(body, ',' ORDER BY body) FROM days}), 'wide,wide, recent',
+  'b: with its rows, old and recent');
+is($sql->(q{SELECT detached_windows, dropped_windows, retention, retention_keep_table FROM partheal_stats WHERE parent = 'days'::regclass}),
+  '1|0|2 days|t', 'b: partheal_stats counts it as detached, and shows the retention');
+
+###########################################################################
+# c. Foreign keys reference the table: a due window is left attached, said
+# once.
+my $log_at = -s $node->logfile;
+$sql->(q{
+  CREATE TABLE refd (at timestamptz NOT NULL PRIMARY KEY) PARTITION BY RANGE (at);
+  CREATE TABLE refd_old (LIKE refd);
+  ALTER TABLE refd ATTACH PARTITION refd_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
+  CREATE TABLE refs (at timestamptz REFERENCES refd (at));
+  SELECT partheal_manage('refd', interval '1 day', retention => interval '2 days');
+});
+sleep 3;
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'refd_old'::regclass}), '1',
+  'c: a window other tables reference through foreign keys stays attached');
+my $phl10 = () = substr(slurp_file($node->logfile), $log_at) =~ /PHL10 retention left "public\.refd_old" FOR VALUES .* attached to "public\.refd": foreign keys reference it/g;
+is($phl10, 1, 'c: said once (PHL10)');
+
+###########################################################################
+# d. A long reader holds the table: retention gives way and tries again,
+# and a writer meanwhile is not held behind it.
+$sql->(q{
+  CREATE TABLE held (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE held_old (LIKE held);
+  ALTER TABLE held ATTACH PARTITION held_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
+  CREATE TABLE lat (ms float8);
+});
+my $reader = $node->background_psql('postgres');
+$reader->query_safe(q{BEGIN; SELECT count(*) FROM held});
+$sql->(q{SELECT partheal_manage('held', interval '1 day', retention => interval '2 days')});
+# A writer of one INSERT every 5 ms, each timed, for 4 s while the reader holds.
+$sql->(q{
+  DO $$
+  DECLARE t0 timestamptz; worst float8 := 0;
+  BEGIN
+    FOR i IN 1..600 LOOP
+      t0 := clock_timestamp();
+      INSERT INTO held (body) VALUES ('w');
+      worst := greatest(worst, extract(epoch FROM clock_timestamp() - t0) * 1000);
+      COMMIT;
+      PERFORM pg_sleep(0.005);
+    END LOOP;
+    INSERT INTO lat VALUES (worst);
+  END $$;
+});
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'held_old'::regclass}), '1',
+  'd: while a reader holds the table, the due window stays');
+my $worst = $sql->(q{SELECT round(ms) FROM lat});
+cmp_ok($worst, '<', 1000, "d: and the writer is not held behind retention's wait (longest INSERT $worst ms)");
+$reader->query_safe('COMMIT');
+$reader->quit;
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'held_old'}, 60),
+  'd: the reader gone, the window is dropped at a retry');
+
+###########################################################################
+# e. No window that retention would drop at once is made: an append of a
+# row past the horizon is refused (PH005) with nothing created; with a
+# DEFAULT, such a row lands there and stays.
+my ($rc, $out, $err) = $node->psql('postgres',
+  q{SELECT partheal_append('held', '{"at": "2001-01-01 00:00:00+00", "body": "too old"}')});
+like($err, qr/ERROR:  "at" 2001-01-01 00:00:00\+00 of "held" is older than the table's retention/,
+  'e: an append past the horizon is refused');
+is($sql->(q{SELECT count(*) FROM windows('held') WHERE lo < '2002-01-01'}), '0', 'e: and nothing is created');
+($rc, $out, $err) = $node->psql('postgres',
+  q{\set VERBOSITY verbose
+    SELECT partheal_append('held', '{"at": "2001-01-01 00:00:00+00", "body": "too old"}')});
+like($err, qr/ERROR:  PH005/, 'e: with its own SQLSTATE, PH005');
+$sql->(q{
+  CREATE TABLE late (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE late_default PARTITION OF late DEFAULT;
+  SELECT partheal_manage('late', interval '1 day', premake => 10, retention => interval '2 days');
+  INSERT INTO late VALUES (now() - interval '5 days', 'past the horizon'), (now() - interval '1 day', 'kept');
+});
+ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY late_default WHERE body = 'kept'}, 30),
+  'e: with a DEFAULT, a row within the retention period drains to its window');
+sleep 2;
+is($sql->(q{SELECT body FROM ONLY late_default}), 'past the horizon',
+  'e: a row past the horizon stays in DEFAULT, inside the drain\'s band or not');
+is($sql->(q{SELECT count(*) FROM windows('late') WHERE hi <= now() - interval '2 days'}), '0',
+  'e: and its window is not made');
+
+$node->stop;
+done_testing();
