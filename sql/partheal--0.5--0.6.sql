@@ -1,5 +1,6 @@
 -- partheal 0.5 -> 0.6: the worker's drain of a time-keyed table's DEFAULT
--- partition, switched per table, and its counters in partheal_stats.
+-- partition, switched per table; retention, of time-keyed tables (stored
+-- since 0.5) and of id-keyed ones; their counters in partheal_stats.
 \echo Use "ALTER EXTENSION partheal UPDATE TO '0.6'" to load this file. \quit
 
 -- true: the worker moves the rows a time-keyed table's DEFAULT partition
@@ -16,6 +17,27 @@ UPDATE @extschema@.partheal_config
                   AND s.setting OPERATOR(pg_catalog.=) 'on'
                   AND s.source OPERATOR(pg_catalog.<>) 'default');
 ALTER TABLE @extschema@.partheal_config ALTER COLUMN drain_default SET DEFAULT true;
+-- An id-keyed table's retention, in ids below the sequence position.
+ALTER TABLE @extschema@.partheal_config
+  ADD COLUMN retention_ids bigint CHECK (retention_ids > 0);
+
+DROP FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean, integer);
+CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigint,
+                                            mark_percent integer DEFAULT 80,
+                                            nextval_default boolean DEFAULT NULL,
+                                            premake integer DEFAULT 4,
+                                            retention bigint DEFAULT NULL,
+                                            retention_keep_table boolean DEFAULT false)
+  RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage';
+COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean, integer, bigint, boolean) IS
+  'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it. '
+  'The next partition is created once ids reach mark_percent of the current one; NULL turns '
+  'create-ahead off for the table. nextval_default installs partheal_nextval as the id default, '
+  'so plain INSERT and COPY rows check the mark too. At least premake partitions are kept ahead '
+  'of the sequence, made before this returns. With retention, partitions ending at or below the '
+  'sequence position minus retention ids are detached and dropped (kept, with '
+  'retention_keep_table)';
+
 
 DROP FUNCTION @extschema@.partheal_manage(regclass, interval, integer, interval, boolean, text);
 CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_interval interval,
@@ -74,7 +96,7 @@ CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
              AND d.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog."char") AS default_rows,
          coalesce(d.drained_rows, 0) AS drained_rows,
          coalesce(d.drained_windows, 0) AS drained_windows,
-         c.retention, c.retention_keep_table,
+         c.retention, c.retention_ids, c.retention_keep_table,
          coalesce(d.dropped_windows, 0) AS dropped_windows,
          coalesce(d.detached_windows, 0) AS detached_windows
     FROM @extschema@.partheal_config c
@@ -95,5 +117,6 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   'the newest partition''s upper bound (newest_upper) and the next window (next_window); '
   'whether the worker drains its DEFAULT partition (drain_default), an estimate of the rows '
   'there (default_rows), and the rows and windows the drain moved (drained_rows, '
-  'drained_windows); its retention and retention_keep_table, and the windows retention '
+  'drained_windows); its retention (an interval, or retention_ids for an id-keyed table) and '
+  'retention_keep_table, and the windows retention '
   'dropped (dropped_windows) or detached and kept (detached_windows)';

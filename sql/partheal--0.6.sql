@@ -18,6 +18,7 @@ CREATE TABLE @extschema@.partheal_config (
   retention            interval,
   retention_keep_table boolean NOT NULL DEFAULT false,
   drain_default        boolean NOT NULL DEFAULT true,  -- the worker drains a time-keyed table's DEFAULT
+  retention_ids        bigint CHECK (retention_ids > 0),  -- an id-keyed table's retention, in ids
   CONSTRAINT partheal_config_one_key CHECK ((partition_size IS NULL) <> (partition_interval IS NULL))
 );
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.partheal_config', '');
@@ -27,14 +28,18 @@ GRANT SELECT ON @extschema@.partheal_config TO PUBLIC;
 CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigint,
                                             mark_percent integer DEFAULT 80,
                                             nextval_default boolean DEFAULT NULL,
-                                            premake integer DEFAULT 4)
+                                            premake integer DEFAULT 4,
+                                            retention bigint DEFAULT NULL,
+                                            retention_keep_table boolean DEFAULT false)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage';
-COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean, integer) IS
+COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean, integer, bigint, boolean) IS
   'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it. '
   'The next partition is created once ids reach mark_percent of the current one; NULL turns '
   'create-ahead off for the table. nextval_default installs partheal_nextval as the id default, '
   'so plain INSERT and COPY rows check the mark too. At least premake partitions are kept ahead '
-  'of the sequence, made before this returns';
+  'of the sequence, made before this returns. With retention, partitions ending at or below the '
+  'sequence position minus retention ids are detached and dropped (kept, with '
+  'retention_keep_table)';
 
 CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_interval interval,
                                             premake integer DEFAULT 4,
@@ -174,7 +179,7 @@ CREATE VIEW @extschema@.partheal_stats AS
              AND d.relkind OPERATOR(pg_catalog.=) 'r'::pg_catalog."char") AS default_rows,
          coalesce(d.drained_rows, 0) AS drained_rows,
          coalesce(d.drained_windows, 0) AS drained_windows,
-         c.retention, c.retention_keep_table,
+         c.retention, c.retention_ids, c.retention_keep_table,
          coalesce(d.dropped_windows, 0) AS dropped_windows,
          coalesce(d.detached_windows, 0) AS detached_windows
     FROM @extschema@.partheal_config c
@@ -195,7 +200,8 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   'the newest partition''s upper bound (newest_upper) and the next window (next_window); '
   'whether the worker drains its DEFAULT partition (drain_default), an estimate of the rows '
   'there (default_rows), and the rows and windows the drain moved (drained_rows, '
-  'drained_windows); its retention and retention_keep_table, and the windows retention '
+  'drained_windows); its retention (an interval, or retention_ids for an id-keyed table) and '
+  'retention_keep_table, and the windows retention '
   'dropped (dropped_windows) or detached and kept (detached_windows)';
 GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;
 

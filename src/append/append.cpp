@@ -317,6 +317,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
     // Before any id is drawn: given ids far from the sequence would let a
     // role that does not own the table make partitions without bound.
     heal::refuse_explicit_ids_out_of_window(*table, parent, given);
+    heal::refuse_keys_past_retention(*table, parent, given);
   }
   std::vector<int64> ids = append::draw_ids(table->shape, rows);
   if (!by_time) keys = ids;

@@ -87,13 +87,23 @@ void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
 void refuse_keys_past_retention(const registry::ManagedTable& table, Relation parent,
                                 const std::vector<int64>& keys) {
   const registry::Config& c = table.config;
-  if (!table.shape.key_is_time || !c.has_retention()) return;
+  if (!c.retains() || keys.empty()) return;
   std::vector<int64> missing = partitions::unrouted(parent, keys);
   if (missing.empty()) return;
   const partitions::KeySpace space = table.key_space();
-  const int64 now = GetCurrentTransactionStartTimestamp();
-  const int64 horizon = partitions::retention_horizon(
-      space, c.time_zone.c_str(), c.retention_months, c.retention_days, c.retention_us, now);
+  int64 horizon = 0;
+  if (c.by_time) {
+    const int64 now = GetCurrentTransactionStartTimestamp();
+    horizon = partitions::retention_horizon(space, c.time_zone.c_str(), c.retention_months,
+                                            c.retention_days, c.retention_us, now);
+  } else {
+    // The position as the owner reads it, as for the window of given ids.
+    std::optional<pg::SequencePosition> position;
+    pg::as_role(parent->rd_rel->relowner,
+                [&] { position = pg::read_sequence(table.shape.sequence, true); });
+    if (!position || !position->drawn || position->last < PG_INT64_MIN + c.retention_ids) return;
+    horizon = position->last - c.retention_ids;
+  }
   std::vector<partitions::Range> existing = partitions::attached_ranges(parent);
   for (int64 key : missing) {
     if (!space.finite(key)) continue;  // the heal refuses it, 22008
@@ -101,7 +111,8 @@ void refuse_keys_past_retention(const registry::ManagedTable& table, Relation pa
     if (r.upper.kind != partitions::Bound::Kind::kValue || r.upper.value > horizon) continue;
     pg::fail(errors::kOlderThanRetention,
              fmt::format("\"{}\" {} of \"{}\" is older than the table's retention",
-                         table.shape.key_column, space.key_text(key), table.shape.name),
+                         c.by_time ? table.shape.key_column : table.shape.id_column,
+                         space.key_text(key), table.shape.name),
              fmt::format("Its window would end at or before the retention horizon, {}, and be "
                          "dropped at once, so partheal does not make it.",
                          space.key_text(horizon)),

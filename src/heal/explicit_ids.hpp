@@ -29,10 +29,11 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
 void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
                         const std::vector<int64>& keys);
 
-// A time-keyed table with a retention: a missing window that would end at
-// or before the horizon (now() - retention) is not made, for anyone, since
-// retention would drop it at once. Throws PH005 before anything is created.
-// (A table with a DEFAULT routes such rows there, and never gets here.)
+// A table with a retention: a missing partition that would end at or
+// before the horizon (now() - retention, or the sequence position minus
+// retention ids for the ids given) is not made, for anyone, since retention
+// would drop it at once. Throws PH005 before anything is created. (A table
+// with a DEFAULT routes such rows there, and never gets here.)
 void refuse_keys_past_retention(const registry::ManagedTable& table, Relation parent,
                                 const std::vector<int64>& keys);
 

@@ -130,7 +130,7 @@ MakeAhead make_ahead = nullptr;
 
 // Writes (with a config) or deletes (without) the table's registration.
 void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config,
-                  int columns = 9) {
+                  int columns = 10) {
   Interval interval{};
   Interval retention{};
   std::string zone = config ? config->time_zone : std::string();
@@ -147,7 +147,7 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
   }
   const bool by_time = config && config->by_time;
   Oid types[] = {OIDOID,  INT8OID, INT4OID,     INT4OID, INTERVALOID,
-                 TEXTOID, BOOLOID, INTERVALOID, BOOLOID};
+                 TEXTOID, BOOLOID, INTERVALOID, BOOLOID, INT8OID};
   Datum values[] = {ObjectIdGetDatum(relid),
                     Int64GetDatum(config ? config->partition_size : 0),
                     Int32GetDatum(config ? config->mark_percent : 0),
@@ -156,7 +156,8 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
                     zone_text,
                     BoolGetDatum(!config || config->drain_default),
                     IntervalPGetDatum(&retention),
-                    BoolGetDatum(config && config->retention_keep_table)};
+                    BoolGetDatum(config && config->retention_keep_table),
+                    Int64GetDatum(config ? config->retention_ids : 0)};
   char nulls[] = {' ',
                   by_time ? 'n' : ' ',
                   config && config->mark_percent == 0 ? 'n' : ' ',
@@ -165,7 +166,8 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
                   by_time ? ' ' : 'n',
                   ' ',
                   config && config->has_retention() ? ' ' : 'n',
-                  ' '};
+                  ' ',
+                  config && config->retention_ids > 0 ? ' ' : 'n'};
   struct Work {
     const std::string* sql;
     pg::spi::Args args;
@@ -187,6 +189,8 @@ struct Arguments {
   int percent = 0;
   std::optional<bool> nextval_default;
   int premake = 4;
+  int64 retention = 0;  // ids; 0: none
+  bool keep_table = false;
 };
 
 int premake_argument(FunctionCallInfo fcinfo, int n) {
@@ -223,6 +227,23 @@ Arguments arguments(FunctionCallInfo fcinfo) {
   // has no fourth argument at all.
   if (PG_NARGS() > 3 && !PG_ARGISNULL(3)) a.nextval_default = PG_GETARG_BOOL(3);
   a.premake = premake_argument(fcinfo, 4);
+  // 0.6's retention, in ids, and retention_keep_table.
+  if (PG_NARGS() > 5 && !PG_ARGISNULL(5)) {
+    a.retention = PG_GETARG_INT64(5);
+    if (a.retention <= 0)
+      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+               fmt::format("retention must be greater than zero, not {}", a.retention),
+               "Partitions whose upper bound is at or below the sequence position minus "
+               "retention ids are detached.",
+               "Give how many ids to keep below the position, for example 10000000, or NULL to "
+               "keep every partition.");
+  }
+  if (PG_NARGS() > 6) {
+    if (PG_ARGISNULL(6))
+      pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "retention_keep_table must not be NULL", {},
+               "Leave it out: the default is false.");
+    a.keep_table = PG_GETARG_BOOL(6);
+  }
   return a;
 }
 
@@ -317,8 +338,8 @@ void register_table(const registry::TableShape& shape, const registry::Config& c
     write_config(old_sql, shape.relid, config, 3);
     return;
   }
-  // A 0.5 catalog has no drain_default ($7 goes unused); both have
-  // retention's columns.
+  // A 0.5 catalog has no drain_default or retention_ids ($7 and $10 go
+  // unused); both have the time form's retention columns.
   const bool drain_column = registry::config_has_drain_column();
   std::string sql = fmt::format(
       "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent, premake, "
@@ -328,8 +349,11 @@ void register_table(const registry::TableShape& shape, const registry::Config& c
       "mark_percent = EXCLUDED.mark_percent, premake = EXCLUDED.premake, "
       "partition_interval = EXCLUDED.partition_interval, time_zone = EXCLUDED.time_zone, "
       "retention = EXCLUDED.retention, retention_keep_table = EXCLUDED.retention_keep_table{}",
-      registry::extension_schema_sql(), drain_column ? ", drain_default" : "",
-      drain_column ? ", $7" : "", drain_column ? ", drain_default = EXCLUDED.drain_default" : "");
+      registry::extension_schema_sql(), drain_column ? ", drain_default, retention_ids" : "",
+      drain_column ? ", $7, $10" : "",
+      drain_column
+          ? ", drain_default = EXCLUDED.drain_default, retention_ids = EXCLUDED.retention_ids"
+          : "");
   write_config(sql, shape.relid, config);
 }
 
@@ -360,6 +384,15 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   config.partition_size = a.size;
   config.mark_percent = a.percent;
   config.premake = a.premake;
+  config.retention_ids = a.retention;
+  config.retention_keep_table = a.keep_table;
+  if (a.retention > 0 && shape.sequence == InvalidOid)
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
+             fmt::format("\"{}\" has no id sequence to count retention from", shape.name),
+             "An id-keyed retention keeps the partitions within retention ids below the "
+             "sequence position.",
+             "Give the id column a sequence (bigserial or an identity), or leave retention "
+             "NULL.");
   manage::register_table(shape, config);
   if (a.nextval_default == true)
     manage::install_partheal_nextval(shape);

@@ -176,7 +176,8 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     kZone,
     kRetention,
     kKeepTable,
-    kDrain
+    kDrain,
+    kRetentionIds
   };
   struct Row {
     Oid parent;
@@ -186,6 +187,7 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     bool by_time;
     bool drain;
     bool keep_table;
+    int64 retention_ids;
     Interval interval;
     Interval retention;
     char zone[partitions::kZoneNameSize];
@@ -250,6 +252,11 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
         Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);
         row.drain = null_drain || DatumGetBool(drain);
       }
+      if (desc->natts >= kRetentionIds) {
+        bool null_ids = true;
+        Datum ids = heap_getattr(tuple, kRetentionIds, desc, &null_ids);
+        row.retention_ids = null_ids ? 0 : DatumGetInt64(ids);
+      }
       if (!null_interval) row.interval = *DatumGetIntervalP(interval);
       if (!null_zone) text_to_cstring_buffer(DatumGetTextPP(zone), row.zone, sizeof(row.zone));
     }
@@ -275,6 +282,7 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     c.retention_days = r.retention.day;
     c.retention_us = r.retention.time;
     c.retention_keep_table = r.keep_table;
+    c.retention_ids = r.retention_ids;
     rows.emplace_back(r.parent, c);
   }
   pg::guard([&] { pfree(found); });
@@ -306,7 +314,7 @@ bool config_has_time_columns() {
 }
 
 bool config_has_drain_column() {
-  return config_columns() >= 9;
+  return config_columns() >= 10;
 }
 
 std::optional<Config> configured(Oid relid) {

@@ -37,6 +37,12 @@ struct Config {
   int32 retention_days = 0;
   int64 retention_us = 0;
   bool retention_keep_table = false;
+  // An id-keyed table's retention: partitions whose upper bound is at or
+  // below the sequence position minus this many ids. 0: none.
+  int64 retention_ids = 0;
+  // Retention of either kind is registered.
+  bool retains() const { return by_time ? has_retention() : retention_ids > 0; }
+  // A time-keyed table's retention interval is set.
   bool has_retention() const {
     return retention_months != 0 || retention_days != 0 || retention_us != 0;
   }
@@ -89,7 +95,8 @@ std::optional<Config> configured(Oid relid);
 // False while the config table is 0.4's (the library was updated, ALTER
 // EXTENSION UPDATE not yet run): it has no premake, interval or zone.
 bool config_has_time_columns();
-// False while it is older than 0.6's: it has no drain_default.
+// False while it is older than 0.6's: it has no drain_default or
+// retention_ids.
 bool config_has_drain_column();
 
 // Every table registered in this database, as committed now.

@@ -22,6 +22,7 @@
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/security.hpp"
+#include "pg/sequence.hpp"
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
 #include "worker/requests.hpp"
@@ -82,6 +83,24 @@ struct Step {
   attach::DetachResult result;
 };
 
+// The table's horizon now: for time, now() - retention on its zone's wall
+// clock; for ids, the sequence position minus retention ids (nothing while
+// the sequence is not drawn from, or is held by ALTER SEQUENCE).
+std::optional<int64> retention_horizon(const registry::ManagedTable& table, Oid owner) {
+  const registry::Config& c = table.config;
+  if (c.by_time) {
+    const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
+    return partitions::retention_horizon(table.key_space(), c.time_zone.c_str(),
+                                         c.retention_months, c.retention_days, c.retention_us,
+                                         now);
+  }
+  std::optional<pg::SequencePosition> position;
+  pg::as_role(owner, [&] { position = pg::read_sequence(table.shape.sequence, false); });
+  if (!position || !position->drawn) return std::nullopt;
+  if (position->last < PG_INT64_MIN + c.retention_ids) return std::nullopt;
+  return position->last - c.retention_ids;
+}
+
 // Inside the worker's transaction: the oldest due window of the table that
 // is not backing off or left for good, detached (and dropped).
 Step retire_one(Oid relid, std::optional<Oid>& attempting) {
@@ -89,21 +108,20 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     Step step;
     Relation rel = pg::open_existing(relid, AccessShareLock);
     registry::TablePtr table = registry::lookup(rel);
-    const bool retains =
-        table != nullptr && table->shape.key_is_time && table->config.has_retention();
+    const bool retains = table != nullptr && table->config.retains();
     std::vector<partitions::Partition> parts;
     if (retains) parts = partitions::attached_partitions(rel);
+    const Oid owner = rel->rd_rel->relowner;
     pg::guard([&] { relation_close(rel, NoLock); });
     if (!retains) return step;
     const registry::Config& c = table->config;
     const partitions::KeySpace keys = table->key_space();
-    const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
-    const int64 horizon = partitions::retention_horizon(
-        keys, c.time_zone.c_str(), c.retention_months, c.retention_days, c.retention_us, now);
+    std::optional<int64> horizon = retention_horizon(*table, owner);
+    if (!horizon) return step;
     // In bound order: once one ends past the horizon, every later one does.
     for (const partitions::Partition& part : parts) {
       if (part.range.upper.kind != partitions::Bound::Kind::kValue ||
-          part.range.upper.value > horizon)
+          part.range.upper.value > *horizon)
         break;
       if (left_for_good().count({relid, part.relid}) > 0 || backing_off(relid, part.relid))
         continue;
@@ -112,7 +130,7 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       step.label = pg::relation_label(part.relid);
       step.bounds = fmt::format("FOR VALUES FROM ({}) TO ({})", keys.bound_sql(part.range.lower),
                                 keys.bound_sql(part.range.upper));
-      step.horizon = keys.key_text(horizon);
+      step.horizon = keys.key_text(*horizon);
       const Oid partition = part.relid;
       step.foreign = pg::guard([&] { return get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE; });
       if (step.foreign) return step;
@@ -145,7 +163,7 @@ bool retire_due_windows(Oid dboid) {
         std::optional<std::vector<Oid>> registered = registry::registered_tables_nowait();
         if (!registered) return;
         for (const auto& [relid, config] : registry::registrations())
-          if (config.by_time && config.has_retention()) tables.push_back(relid);
+          if (config.retains()) tables.push_back(relid);
       },
       "partheal: reading retention");
   if (error) return false;  // the poll's own reading reports a broken config table

@@ -3,7 +3,8 @@
 # the worker, under live writers, with the attach's lock discipline; windows
 # made by hand are judged by their bounds; a window foreign keys reference is
 # left and said once; a long reader makes retention give way, not the
-# writers wait; and no window that retention would drop is made.
+# writers wait; and no window that retention would drop is made. The same
+# for an id-keyed table, below its sequence position.
 use strict;
 use warnings;
 use FindBin;
@@ -163,6 +164,26 @@ is($sql->(q{SELECT body FROM ONLY late_default}), 'past the horizon',
   'e: a row past the horizon stays in DEFAULT, inside the drain\'s band or not');
 is($sql->(q{SELECT count(*) FROM windows('late') WHERE hi <= now() - interval '2 days'}), '0',
   'e: and its window is not made');
+
+###########################################################################
+# f. An id-keyed table with a retention of 300 ids: at position 1000, the
+# partitions ending at or below id 700 go, and an id below it is refused.
+$sql->(q{
+  CREATE TABLE msg (id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('msg', 100, premake => 1, retention => 300);
+  SELECT count(*) FROM partheal_append('msg', (SELECT jsonb_agg(jsonb_build_object('body', 'm')) FROM generate_series(1, 1000)));
+});
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname IN ('msg_p0', 'msg_p100', 'msg_p200', 'msg_p300', 'msg_p400', 'msg_p500', 'msg_p600')}, 30),
+  'f: the partitions ending at or below the position minus 300 ids are dropped');
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'msg'::regclass AND inhrelid IN ('msg_p700'::regclass, 'msg_p800'::regclass, 'msg_p900'::regclass, 'msg_p1000'::regclass)}),
+  '4', 'f: the ones above stay');
+is($sql->(q{SELECT min(id), max(id), count(*) FROM msg}), '700|1000|301', 'f: with their rows');
+is($sql->(q{SELECT dropped_windows, retention_ids FROM partheal_stats WHERE parent = 'msg'::regclass}),
+  '7|300', 'f: partheal_stats counts them and shows the retention');
+($rc, $out, $err) = $node->psql('postgres', q{SELECT partheal_append('msg', '{"id": 150, "body": "old"}')});
+like($err, qr/ERROR:  "id" 150 of "msg" is older than the table's retention/,
+  'f: the owner\'s append of an id below the horizon is refused, not healed again');
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'msg_p100'}), '0', 'f: and nothing is created');
 
 $node->stop;
 done_testing();
