@@ -27,10 +27,9 @@ struct UpkeepRow {
 void collect(registry::TableState* s, void* ctx) noexcept {
   auto* rows = static_cast<std::vector<UpkeepRow>*>(ctx);
   if (rows->size() == rows->capacity()) return;  // reserved in advance: never allocates here
-  rows->push_back(UpkeepRow{s->key.relid, pg_atomic_read_u64(&s->drained_rows),
-                            pg_atomic_read_u64(&s->drained_windows),
-                            pg_atomic_read_u64(&s->dropped_windows),
-                            pg_atomic_read_u64(&s->detached_windows)});
+  rows->push_back(UpkeepRow{
+      s->key.relid, pg_atomic_read_u64(&s->drained_rows), pg_atomic_read_u64(&s->drained_windows),
+      pg_atomic_read_u64(&s->dropped_windows), pg_atomic_read_u64(&s->detached_windows)});
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ int64 clock_offset(const KeySpace& keys, int64 now);
 // keep their local length across a DST change). A window whose upper bound
 // is at or below it holds nothing newer than the retention period. For a
 // date key, the last midnight at or before it, in days.
-int64 retention_horizon(const KeySpace& keys, const char* zone, int32 months, int32 days,
-                        int64 us, int64 now);
+int64 retention_horizon(const KeySpace& keys, const char* zone, int32 months, int32 days, int64 us,
+                        int64 now);
 
 // The finite limits of a timestamptz, timestamp or date key as int64
 // (microseconds or days since 2000-01-01); false for any other type.

@@ -90,9 +90,8 @@ std::optional<int64> retention_horizon(const registry::ManagedTable& table, Oid 
   const registry::Config& c = table.config;
   if (c.by_time) {
     const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
-    return partitions::retention_horizon(table.key_space(), c.time_zone.c_str(),
-                                         c.retention_months, c.retention_days, c.retention_us,
-                                         now);
+    return partitions::retention_horizon(table.key_space(), c.time_zone.c_str(), c.retention_months,
+                                         c.retention_days, c.retention_us, now);
   }
   std::optional<pg::SequencePosition> position;
   pg::as_role(owner, [&] { position = pg::read_sequence(table.shape.sequence, false); });
