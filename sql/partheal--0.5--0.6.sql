@@ -27,7 +27,7 @@ CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_size bigi
                                             nextval_default boolean DEFAULT NULL,
                                             premake integer DEFAULT 4,
                                             retention bigint DEFAULT NULL,
-                                            retention_keep_table boolean DEFAULT false)
+                                            retention_keep_table boolean DEFAULT NULL)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage';
 COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boolean, integer, bigint, boolean) IS
   'register a RANGE(id)-partitioned table whose id comes from a sequence; the caller must own it. '
@@ -36,14 +36,14 @@ COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, bigint, integer, boole
   'so plain INSERT and COPY rows check the mark too. At least premake partitions are kept ahead '
   'of the sequence, made before this returns. With retention, partitions ending at or below the '
   'sequence position minus retention ids are detached and dropped (kept, with '
-  'retention_keep_table)';
+  'retention_keep_table; NULL: as registered, else false)';
 
 
 DROP FUNCTION @extschema@.partheal_manage(regclass, interval, integer, interval, boolean, text);
 CREATE FUNCTION @extschema@.partheal_manage(parent regclass, partition_interval interval,
                                             premake integer DEFAULT 4,
                                             retention interval DEFAULT NULL,
-                                            retention_keep_table boolean DEFAULT false,
+                                            retention_keep_table boolean DEFAULT NULL,
                                             time_zone text DEFAULT 'UTC',
                                             drain_default boolean DEFAULT NULL)
   RETURNS void LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_manage_time';

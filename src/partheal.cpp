@@ -47,6 +47,7 @@ int max_ahead_partitions = 16;
 int attach_lock_timeout_ms = 200;
 int attach_lock_attempts = 5;
 bool drain_default = true;
+bool retention = true;
 
 int attach_lock_budget_ms() {
   return std::max(1, std::min(attach_lock_timeout_ms, DeadlockTimeout / 2));
@@ -130,6 +131,12 @@ void define_gucs() {
                            "table, on leaves it to each registration's drain_default.",
                            nullptr, &partheal::settings::drain_default, true, PGC_SIGHUP, 0,
                            nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable("partheal.retention",
+                           "Whether the worker detaches and drops the partitions past each "
+                           "registration's retention; off keeps every partition, as after "
+                           "restoring an old backup or a jump of the clock.",
+                           nullptr, &partheal::settings::retention, true, PGC_SIGHUP, 0, nullptr,
+                           nullptr, nullptr);
   DefineCustomIntVariable("partheal.naptime",
                           "How often the worker reads sequence positions to create ahead for "
                           "writers that do not call partheal_append.",
@@ -156,7 +163,8 @@ partheal::worker::PollOutcome poll_round(Oid dboid) {
   partheal::worker::PollOutcome out = partheal::ahead::poll_and_catch_up(dboid);
   if (!out.with_default.empty() && partheal::drain::drain_managed_defaults(dboid, out.with_default))
     out.made_any = true;
-  if (partheal::retention::retire_due_windows(dboid)) out.made_any = true;
+  if (partheal::settings::retention && partheal::retention::retire_due_windows(dboid))
+    out.made_any = true;
   return out;
 }
 

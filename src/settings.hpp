@@ -13,6 +13,7 @@ extern int max_ahead_partitions;    // partheal.max_ahead_partitions
 extern int attach_lock_timeout_ms;  // partheal.attach_lock_timeout
 extern int attach_lock_attempts;    // partheal.attach_lock_attempts
 extern bool drain_default;          // partheal.drain_default
+extern bool retention;              // partheal.retention
 
 // One attach attempt's budget for its lock waits: partheal.attach_lock_timeout,
 // never more than half of this session's deadlock_timeout.

@@ -311,13 +311,14 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   std::vector<int64> keys;
   if (by_time) {
     keys = append::time_keys(target, parent, rows, *defaults);
-    heal::refuse_far_windows(*table, parent, keys);
+    // Past the retention first: the owner could not have it made either.
     heal::refuse_keys_past_retention(*table, parent, keys);
+    heal::refuse_far_windows(*table, parent, keys);
   } else {
     // Before any id is drawn: given ids far from the sequence would let a
     // role that does not own the table make partitions without bound.
-    heal::refuse_explicit_ids_out_of_window(*table, parent, given);
     heal::refuse_keys_past_retention(*table, parent, given);
+    heal::refuse_explicit_ids_out_of_window(*table, parent, given);
   }
   std::vector<int64> ids = append::draw_ids(table->shape, rows);
   if (!by_time) keys = ids;

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "attach/reconcile_internal.hpp"
 #include "pg/boundary.hpp"
@@ -48,6 +50,28 @@ long since_ms(TimestampTz t) {
   return pg::guard([&] { return TimestampDifferenceMilliseconds(t, GetCurrentTimestamp()); });
 }
 
+// What the DETACH and the DROP lock besides the parent's set: the window's
+// own partitions, and the tables its foreign keys point to (a DROP removes
+// their action triggers, under ACCESS EXCLUSIVE), all polled for alike.
+void add_window_tree(Oid partition, reconcile::LockSet& set) {
+  Oid types[] = {OIDOID};
+  Datum values[] = {ObjectIdGetDatum(partition)};
+  uint64 n = pg::spi::execute(
+      "SELECT t.relid FROM pg_catalog.pg_partition_tree($1) t WHERE t.relid "
+      "OPERATOR(pg_catalog.<>) $1 UNION SELECT c.confrelid FROM pg_catalog.pg_constraint c "
+      "WHERE c.contype OPERATOR(pg_catalog.=) 'f' AND c.conrelid OPERATOR(pg_catalog.=) ANY "
+      "(SELECT relid FROM pg_catalog.pg_partition_tree($1))",
+      SPI_OK_SELECT, {1, types, values, nullptr}, true);
+  std::vector<Oid> more;
+  for (uint64 i = 0; i < n; ++i)
+    if (std::optional<Datum> d = pg::spi::value(i, 1)) more.push_back(DatumGetObjectId(*d));
+  for (Oid relid : more) {
+    bool present = false;
+    for (const auto& [have, mode] : set) present = present || have == relid;
+    if (!present) set.emplace_back(relid, AccessExclusiveLock);
+  }
+}
+
 }  // namespace
 
 DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
@@ -59,14 +83,8 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
     return r;
   }
   set_lock_budget_ms(settings::attach_lock_budget_ms());
-  const std::string table = qualified(partition);
-  const char* schema = p.schema.c_str();
-  const char* name = p.name.c_str();
-  const std::string parent =
-      pg::guarded_text([&] { return quote_qualified_identifier(schema, name); });
-  const std::string detach = fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table);
-  const std::string drop = fmt::format("DROP TABLE {}", table);
-  const LockSet set = detach_lock_set(p, partition);
+  LockSet set = detach_lock_set(p, partition);
+  add_window_tree(partition, set);
   std::string last = "the locks were taken whenever partheal looked";
   const int attempts = settings::attach_lock_attempts;
   for (int i = 0; i < attempts; ++i) {
@@ -84,9 +102,14 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
           TimestampTz unused = 0;
           lock_all(p, set, queue, budget, unused);
           held_since = pg::guard([] { return GetCurrentTimestamp(); });
+          // Named only now, under the locks taken by OID: a rename in
+          // between could otherwise point the DDL at another table.
+          const std::string table = qualified(partition);
+          const std::string parent = qualified(p.relid);
           budget.apply();
-          pg::spi::execute(detach, SPI_OK_UTILITY);
-          if (!keep_table) pg::spi::execute(drop, SPI_OK_UTILITY);
+          pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
+                           SPI_OK_UTILITY);
+          if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
         });
         r.parent_held_ms = since_ms(held_since);
         r.outcome = keep_table ? DetachOutcome::kDetached : DetachOutcome::kDropped;

@@ -93,7 +93,10 @@ void refuse_keys_past_retention(const registry::ManagedTable& table, Relation pa
   const partitions::KeySpace space = table.key_space();
   int64 horizon = 0;
   if (c.by_time) {
-    const int64 now = GetCurrentTransactionStartTimestamp();
+    // The clock now, as the worker's retention reads it, not the
+    // transaction's start: the horizon only moves on, so this is the
+    // stricter of the two.
+    const int64 now = GetCurrentTimestamp();
     horizon = partitions::retention_horizon(space, c.time_zone.c_str(), c.retention_months,
                                             c.retention_days, c.retention_us, now);
   } else {

@@ -190,7 +190,7 @@ struct Arguments {
   std::optional<bool> nextval_default;
   int premake = 4;
   int64 retention = 0;  // ids; 0: none
-  bool keep_table = false;
+  std::optional<bool> keep_table;
 };
 
 int premake_argument(FunctionCallInfo fcinfo, int n) {
@@ -238,13 +238,17 @@ Arguments arguments(FunctionCallInfo fcinfo) {
                "Give how many ids to keep below the position, for example 10000000, or NULL to "
                "keep every partition.");
   }
-  if (PG_NARGS() > 6) {
-    if (PG_ARGISNULL(6))
-      pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, "retention_keep_table must not be NULL", {},
-               "Leave it out: the default is false.");
-    a.keep_table = PG_GETARG_BOOL(6);
-  }
+  // NULL keeps the registration's (false for a new one).
+  if (PG_NARGS() > 6 && !PG_ARGISNULL(6)) a.keep_table = PG_GETARG_BOOL(6);
   return a;
+}
+
+// retention_keep_table as given, or else as the table is registered (false
+// for a new registration).
+bool keep_table_of(Oid relid, std::optional<bool> given) {
+  if (given) return *given;
+  std::optional<registry::Config> current = registry::configured(relid);
+  return current && current->retention_keep_table;
 }
 
 // What registry::describe() accepts as a shape but partheal_manage refuses
@@ -385,7 +389,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   config.mark_percent = a.percent;
   config.premake = a.premake;
   config.retention_ids = a.retention;
-  config.retention_keep_table = a.keep_table;
+  config.retention_keep_table = manage::keep_table_of(shape.relid, a.keep_table);
   if (a.retention > 0 && shape.sequence == InvalidOid)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("\"{}\" has no id sequence to count retention from", shape.name),
@@ -407,8 +411,9 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
   settings::require_preloaded();
   Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
   registry::TableShape shape = registry::describe(rel);
-  bool drain_given = false;
-  registry::Config config = manage::time_config(fcinfo, shape, &drain_given);
+  bool drain_given = false, keep_given = false;
+  registry::Config config = manage::time_config(fcinfo, shape, &drain_given, &keep_given);
+  if (!keep_given) config.retention_keep_table = manage::keep_table_of(shape.relid, std::nullopt);
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
   // drain_default NULL keeps the registration's; a catalog older than 0.6

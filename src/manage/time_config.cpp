@@ -44,7 +44,7 @@ void refuse_time_key_for_ids(const registry::TableShape& shape) {
 }
 
 registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape& shape,
-                             bool* drain_given) {
+                             bool* drain_given, bool* keep_given) {
   if (PG_ARGISNULL(1))
     null_argument("partition_interval",
                   "Give the length of each window, for example interval "
@@ -103,8 +103,11 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
     c.retention_days = r->day;
     c.retention_us = r->time;
   }
-  if (PG_ARGISNULL(4)) null_argument("retention_keep_table", "Leave it out: the default is false.");
-  c.retention_keep_table = PG_GETARG_BOOL(4);
+  // NULL (0.6's default) keeps what the table has, as drain_default does:
+  // a re-registration that leaves it out must not turn keeping into
+  // dropping. 0.5's declaration defaults to false, and refuses retention.
+  c.retention_keep_table = !PG_ARGISNULL(4) && PG_GETARG_BOOL(4);
+  if (keep_given != nullptr) *keep_given = !PG_ARGISNULL(4);
   if (PG_ARGISNULL(5)) null_argument("time_zone", "Give a zone name, for example 'UTC'.");
   std::string zone = pg::guarded_text([&] { return text_to_cstring(PG_GETARG_TEXT_PP(5)); });
   // NULL (the default, and 0.5's declaration, which has no drain_default)

@@ -30,6 +30,7 @@
 
 extern "C" {
 #include "access/relation.h"
+#include "storage/lmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 }
@@ -52,8 +53,9 @@ std::map<std::pair<Oid, Oid>, BackOff>& back_offs() {
   static auto* m = new std::map<std::pair<Oid, Oid>, BackOff>();
   return *m;
 }
-// Windows left attached for good (foreign keys, a foreign table), said once.
-std::set<std::pair<Oid, Oid>>& left_for_good() {
+// Windows left attached for as long as they are referenced or foreign,
+// said once and looked at again once a minute.
+std::set<std::pair<Oid, Oid>>& said_left() {
   static auto* s = new std::set<std::pair<Oid, Oid>>();
   return *s;
 }
@@ -105,7 +107,11 @@ std::optional<int64> retention_horizon(const registry::ManagedTable& table, Oid 
 Step retire_one(Oid relid, std::optional<Oid>& attempting) {
   return pg::with_own_sql({}, [&] {
     Step step;
-    Relation rel = pg::open_existing(relid, AccessShareLock);
+    // Never waits for the table: busy with DDL, it is looked at next poll.
+    const bool locked =
+        pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
+    if (!locked) return step;
+    Relation rel = pg::open_existing(relid, NoLock);
     registry::TablePtr table = registry::lookup(rel);
     const bool retains = table != nullptr && table->config.retains();
     std::vector<partitions::Partition> parts;
@@ -122,8 +128,7 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       if (part.range.upper.kind != partitions::Bound::Kind::kValue ||
           part.range.upper.value > *horizon)
         break;
-      if (left_for_good().count({relid, part.relid}) > 0 || backing_off(relid, part.relid))
-        continue;
+      if (backing_off(relid, part.relid)) continue;
       step.tried = true;
       step.partition = part.relid;
       step.label = pg::relation_label(part.relid);
@@ -146,7 +151,7 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
   });
 }
 
-void said_left(Oid relid, const Step& step, const std::string& why, const std::string& hint) {
+void say_left(Oid relid, const Step& step, const std::string& why, const std::string& hint) {
   pg::report(LOG, 0,
              fmt::format("{} retention left {} {} attached to {}: {}", errors::kLogRetentionLeft,
                          step.label, step.bounds, pg::relation_label(relid), why),
@@ -166,11 +171,17 @@ bool retire_due_windows(Oid dboid) {
       },
       "partheal: reading retention");
   if (error) return false;  // the poll's own reading reports a broken config table
-  // Back-offs and reports of tables no longer retained go.
+  // Back-offs and reports of tables no longer retained go; a window dropped
+  // by hand meanwhile leaves an entry until its table goes.
+  auto retained = [&](Oid relid) {
+    return std::find(tables.begin(), tables.end(), relid) != tables.end();
+  };
   for (auto it = back_offs().begin(); it != back_offs().end();)
-    it = std::find(tables.begin(), tables.end(), it->first.first) == tables.end()
-             ? back_offs().erase(it)
-             : std::next(it);
+    it = retained(it->first.first) ? std::next(it) : back_offs().erase(it);
+  for (auto it = said_left().begin(); it != said_left().end();)
+    it = retained(it->first) ? std::next(it) : said_left().erase(it);
+  for (auto it = last_errors().begin(); it != last_errors().end();)
+    it = retained(it->first) ? std::next(it) : last_errors().erase(it);
   bool any = false;
   for (Oid relid : tables) {
     worker::serve_heal_requests(dboid);
@@ -190,10 +201,16 @@ bool retire_due_windows(Oid dboid) {
     }
     if (!step.tried) continue;
     last_errors().erase(relid);
+    // Left while referenced or foreign: looked at again in a minute, said
+    // once.
+    auto leave = [&](const std::string& why, const std::string& hint) {
+      BackOff& b = back_offs()[{relid, step.partition}];
+      b.retry_ms = kMaxRetryMs;
+      b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kMaxRetryMs);
+      if (said_left().insert({relid, step.partition}).second) say_left(relid, step, why, hint);
+    };
     if (step.foreign) {
-      left_for_good().insert({relid, step.partition});
-      said_left(relid, step, "it is a foreign table",
-                "Detach and drop it yourself when its data may go.");
+      leave("it is a foreign table", "Detach and drop it yourself when its data may go.");
       continue;
     }
     switch (step.result.outcome) {
@@ -202,6 +219,7 @@ bool retire_due_windows(Oid dboid) {
         const bool kept = step.result.outcome == attach::DetachOutcome::kDetached;
         any = true;
         back_offs().erase({relid, step.partition});
+        said_left().erase({relid, step.partition});
         registry::with_state(relid, [kept](registry::TableState& s) {
           registry::count(kept ? s.detached_windows : s.dropped_windows);
         });
@@ -215,14 +233,13 @@ bool retire_due_windows(Oid dboid) {
         break;
       }
       case attach::DetachOutcome::kReferenced:
-        left_for_good().insert({relid, step.partition});
-        said_left(relid, step, step.result.reason,
-                  "Delete the referencing rows and drop the foreign keys, or detach it yourself.");
+        leave(step.result.reason,
+              "Drop the foreign keys that reference the table, and partheal detaches it within "
+              "a minute; or detach it yourself.");
         break;
       case attach::DetachOutcome::kBusy:
         back_off(back_offs()[{relid, step.partition}]);
-        said_left(relid, step, step.result.reason,
-                  "partheal tries again, backing off to a minute.");
+        say_left(relid, step, step.result.reason, "partheal tries again, backing off to a minute.");
         break;
     }
   }

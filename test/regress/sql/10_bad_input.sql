@@ -397,10 +397,9 @@ SELECT bad.label(call) AS call, bad.sqlstate_of(call) AS result FROM (VALUES
   ($$SELECT partheal_manage('bad.a', 1000, 0)$$),
   ($$SELECT partheal_manage('bad.a', 1000, 100)$$),
   ($$SELECT partheal_manage('bad.a', 1000, -1)$$),
-  -- Retentions that are not positive, and a NULL retention_keep_table.
+  -- Retentions that are not positive.
   ($$SELECT partheal_manage('bad.a', 1000, NULL, retention => 0)$$),
   ($$SELECT partheal_manage('bad.a', 1000, NULL, retention => -1)$$),
-  ($$SELECT partheal_manage('bad.a', 1000, NULL, retention => 100, retention_keep_table => NULL)$$),
   -- Relations that are not a manageable table.
   ($$SELECT partheal_manage(4294967295::oid::regclass, 10, NULL)$$),
   ($$SELECT partheal_manage('bad.nope', 10, NULL)$$),
