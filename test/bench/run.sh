@@ -327,6 +327,10 @@ SQL
 for who in ph pm; do tw_case tw "$who" 0 "$tw_seconds"; done
 for who in ph pm; do tw_case tl "$who" "$tw_idle" 10; done
 
+# The worker's upkeep, retention and the drain of DEFAULT, against
+# pg_partman's (test/bench/upkeep.sh).
+source "$(dirname "$0")/upkeep.sh"
+
 say "instructions: 2000 single-row appends vs 2000 INSERT ... RETURNING id, callgrind, single-user backend"
 # Instruction counts do not move with the machine's load, unlike tps.
 cg="$work/callgrind"
@@ -504,6 +508,8 @@ for c in tw tl; do
     "${tw_default[${c}_ph]} / ${tw_rows[${c}_ph]}" "${tw_default[${c}_pm]} / ${tw_rows[${c}_pm]}" "-"
   printf '%-58s %14s %14s %8s\n' "  maintenance runs failed on the DEFAULT's rows" "-" "${tw_maint[${c}_pm]}" "-"
 done
+printf '%-58s %14s %14s %8s\n' "the worker's upkeep" "partheal" "pg_partman" "ratio"
+upkeep_results
 if [ ${#pg18[@]} -eq 5 ]; then
   printf '%-58s %14s %14s %8s\n' "PostgreSQL ${pg18[0]} (assertions on): single-row tps, simple" "${pg18[1]}" "${pg18[2]}" \
     "$(awk "BEGIN{printf \"%.3f\", ${pg18[1]}/${pg18[2]}}")"
