@@ -163,7 +163,8 @@ partheal::worker::PollOutcome poll_round(Oid dboid) {
   partheal::worker::PollOutcome out = partheal::ahead::poll_and_catch_up(dboid);
   if (!out.with_default.empty() && partheal::drain::drain_managed_defaults(dboid, out.with_default))
     out.made_any = true;
-  if (partheal::settings::retention && partheal::retention::retire_due_windows(dboid))
+  if (partheal::settings::retention && !out.with_retention.empty() &&
+      partheal::retention::retire_due_windows(dboid, out.with_retention))
     out.made_any = true;
   return out;
 }

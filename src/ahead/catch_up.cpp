@@ -156,12 +156,13 @@ void publish_next(Oid relid, const ahead::Draws& d, const registry::ManagedTable
 }
 
 void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
-              std::vector<Oid>& with_default) {
+              std::vector<Oid>& with_default, std::vector<Oid>& with_retention) {
   bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
   if (!locked) return;  // busy with DDL: next round
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
   if (rel == nullptr) return;
   registry::TablePtr table = registry::lookup(rel);
+  if (table != nullptr && table->config.retains()) with_retention.push_back(relid);
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {
     // The drain makes a drained table's windows ahead, and says which next.
     if (table->drains_default())
@@ -248,6 +249,7 @@ Poll poll_sequences(Oid dboid) {
   std::vector<Watched> watched;
   int64 wake_at = 0;
   std::vector<Oid> with_default;
+  std::vector<Oid> with_retention;
   std::vector<Oid> relids;
   bool config_locked = false;
   std::vector<std::pair<Oid, std::optional<PgError>>> outcomes;
@@ -264,7 +266,8 @@ Poll poll_sequences(Oid dboid) {
       Oid relid = relids[next];
       std::optional<PgError> error;
       try {
-        pg::in_rolled_back_subtransaction([&] { poll_one(relid, watched, wake_at, with_default); });
+        pg::in_rolled_back_subtransaction(
+            [&] { poll_one(relid, watched, wake_at, with_default, with_retention); });
       } catch (const PgError& e) {
         error = e;
       }
@@ -288,7 +291,7 @@ Poll poll_sequences(Oid dboid) {
     watches() = std::move(kept);
     poll_slice();
   });
-  if (failed) return Poll{{}, failed, 0, {}};
+  if (failed) return Poll{{}, failed, 0, {}, {}};
   while (next < relids.size()) {
     worker::serve_heal_requests(dboid);
     if (std::optional<PgError> error = worker::in_transaction(poll_slice)) {
@@ -305,7 +308,8 @@ Poll poll_sequences(Oid dboid) {
     else
       watches()[relid].last_error.clear();
   }
-  return Poll{std::move(watched), std::nullopt, wake_at, std::move(with_default)};
+  return Poll{std::move(watched), std::nullopt, wake_at, std::move(with_default),
+              std::move(with_retention)};
 }
 
 namespace {
@@ -419,6 +423,7 @@ worker::PollOutcome poll_and_catch_up(Oid dboid) {
   out.made_any = catch_up(dboid, poll.behind);
   out.wake_at = poll.wake_at;
   out.with_default = std::move(poll.with_default);
+  out.with_retention = std::move(poll.with_retention);
   return out;
 }
 

@@ -31,6 +31,7 @@ struct Poll {
   std::optional<PgError> registrations;  // reading the registrations failed
   int64 wake_at = 0;                     // a clock's next change (TimestampTz); 0: none
   std::vector<Oid> with_default;         // tables whose DEFAULT the worker drains, left out
+  std::vector<Oid> with_retention;       // tables registered with a retention
 };
 
 // Reads every registered table's sequence: all in one transaction per 50 ms

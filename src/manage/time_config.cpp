@@ -99,6 +99,12 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
                "Give how long to keep rows, for example interval '30 days', or NULL to keep "
                "every window.");
     }
+    // Past a thousand years, now() - retention leaves the timestamp range
+    // for some keys, and every heal would fail on the horizon.
+    if (r->month > 12000 || r->day > 366000 || r->time > 1000 * 366 * USECS_PER_DAY)
+      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE, "retention must be under 1000 years", {},
+               "Give how long to keep rows, for example interval '30 days', or NULL to keep "
+               "every window.");
     c.retention_months = r->month;
     c.retention_days = r->day;
     c.retention_us = r->time;

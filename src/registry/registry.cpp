@@ -333,10 +333,6 @@ std::optional<std::vector<Oid>> registered_tables_nowait() {
   return registered_tables();
 }
 
-std::vector<std::pair<Oid, Config>> registrations() {
-  return read_config(InvalidOid);
-}
-
 std::vector<Oid> registered_tables() {
   std::vector<Oid> relids;
   for (const auto& [relid, config] : read_config(InvalidOid)) relids.push_back(relid);

@@ -101,8 +101,6 @@ bool config_has_drain_column();
 
 // Every table registered in this database, as committed now.
 std::vector<Oid> registered_tables();
-// The same with each one's registration.
-std::vector<std::pair<Oid, Config>> registrations();
 // The same, or nullopt when the config table is locked (LOCK, ALTER
 // EXTENSION UPDATE under way): the worker never waits for it.
 std::optional<std::vector<Oid>> registered_tables_nowait();

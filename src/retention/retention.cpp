@@ -160,17 +160,8 @@ void say_left(Oid relid, const Step& step, const std::string& why, const std::st
 
 }  // namespace
 
-bool retire_due_windows(Oid dboid) {
-  std::vector<Oid> tables;
-  std::optional<PgError> error = worker::in_transaction(
-      [&] {
-        std::optional<std::vector<Oid>> registered = registry::registered_tables_nowait();
-        if (!registered) return;
-        for (const auto& [relid, config] : registry::registrations())
-          if (config.retains()) tables.push_back(relid);
-      },
-      "partheal: reading retention");
-  if (error) return false;  // the poll's own reading reports a broken config table
+bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
+  std::optional<PgError> error;
   // Back-offs and reports of tables no longer retained go; a window dropped
   // by hand meanwhile leaves an entry until its table goes.
   auto retained = [&](Oid relid) {

@@ -13,11 +13,14 @@
 // after one went, so a backlog goes window by window.
 #pragma once
 
+#include <vector>
+
 #include "pg/postgres.hpp"
 
 namespace partheal::retention {
 
-// Serves heal requests between tables. True when a window was detached.
-bool retire_due_windows(Oid dboid);
+// `tables`: those the poll found registered with a retention. Serves heal
+// requests between tables. True when a window was detached.
+bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables);
 
 }  // namespace partheal::retention

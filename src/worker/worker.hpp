@@ -21,6 +21,7 @@ struct PollOutcome {
   bool made_any = false;                 // partitions were made: poll again soon
   TimestampTz wake_at = 0;               // poll again at this time at the latest; 0: naptime
   std::vector<Oid> with_default;         // tables whose DEFAULT partition the worker drains
+  std::vector<Oid> with_retention;       // tables registered with a retention
 };
 using PollRound = PollOutcome (*)(Oid dboid);
 

@@ -193,6 +193,46 @@ like($err, qr/ERROR:  "id" 150 of "msg" is older than the table's retention/,
 is($sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'msg_p100'}), '0', 'f: and nothing is created');
 
 ###########################################################################
+# h. A date key: windows of whole days, the horizon the last midnight at or
+# before now() - retention. A window ending at it goes; one reaching past it
+# stays.
+$sql->(q{
+  CREATE TABLE dd (d date NOT NULL, v int) PARTITION BY RANGE (d);
+  CREATE TABLE dd_old (LIKE dd);
+  ALTER TABLE dd ATTACH PARTITION dd_old FOR VALUES FROM (current_date - 30) TO (current_date - 10);
+  CREATE TABLE dd_edge (LIKE dd);
+  ALTER TABLE dd ATTACH PARTITION dd_edge FOR VALUES FROM (current_date - 10) TO (current_date - 8);
+  INSERT INTO dd VALUES (current_date - 20, 1), (current_date - 9, 2);
+  SELECT partheal_manage('dd', interval '1 day', retention => interval '9 days');
+});
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'dd_old'}, 30),
+  'h: a date window ending ten days ago goes, with a retention of nine');
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'dd_edge'::regclass}), '1',
+  'h: the one ending eight days ago, past the horizon, stays');
+is($sql->(q{SELECT string_agg(v::text, ',') FROM dd}), '2', 'h: with its row');
+
+###########################################################################
+# i. A DROP that fails (a view on the window) takes its DETACH back, is
+# logged, and is tried again; once the view is gone, the window goes.
+$log_at = -s $node->logfile;
+$sql->(q{
+  CREATE TABLE viewed (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+  CREATE TABLE viewed_old (LIKE viewed);
+  ALTER TABLE viewed ATTACH PARTITION viewed_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
+  CREATE VIEW on_old AS SELECT * FROM viewed_old;
+  SELECT partheal_manage('viewed', interval '1 day', retention => interval '2 days');
+});
+sleep 3;
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'viewed_old'::regclass}), '1',
+  'i: a window whose DROP fails stays attached: the detach is taken back with it');
+like(substr(slurp_file($node->logfile), $log_at),
+  qr/PHL10 retention of "public\.viewed" failed: cannot drop table public\.viewed_old because other objects depend on it/,
+  'i: the failure is logged (PHL10)');
+$sql->('DROP VIEW on_old');
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'viewed_old'}, 90),
+  'i: the view gone, the window goes at a retry');
+
+###########################################################################
 # g. partheal.retention off (read at reload) keeps every window, as after
 # restoring an old backup; on again, the due ones go.
 $node->append_conf('postgresql.conf', "partheal.retention = off\n");

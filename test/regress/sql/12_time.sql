@@ -37,6 +37,7 @@ SELECT partheal_manage('d_t', interval '1 day', time_zone => 'Asia/Kolkata');
 SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'Mars/Olympus_Mons');
 SELECT partheal_manage('tz_t', interval '1 day', retention => interval '-1 day');
 SELECT partheal_manage('tz_t', interval '1 day', retention => interval '0');
+SELECT partheal_manage('tz_t', interval '1 day', retention => interval '5000 years');
 SELECT partheal_manage('tz_t', interval '1 day', premake => -1);
 SELECT partheal_manage('tz_t', interval '1 day', premake => NULL);
 SELECT partheal_manage('tz_t', NULL::interval);
