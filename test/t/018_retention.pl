@@ -139,7 +139,10 @@ like(substr(slurp_file($node->logfile), $log_at),
   qr/PHL10 retention left "public\.held_old" FOR VALUES .* attached to "public\.held": its locks could not be had in 5 attempts of 200 ms/,
   'd: retention tried, and gave way (PHL10)');
 my $worst = $sql->(q{SELECT round(ms) FROM lat});
-cmp_ok($worst, '<', 500, "d: and the writer is not held behind retention's wait for more than its budget (longest INSERT $worst ms)");
+# Under valgrind every statement is slower: the bound is only that the
+# writer did not wait for the reader.
+cmp_ok($worst, '<', $valgrind ? 3000 : 500,
+  "d: and the writer is not held behind retention's wait for more than its budget (longest INSERT $worst ms)");
 $reader->query_safe('COMMIT');
 $reader->quit;
 ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'held_old'}, 60),
