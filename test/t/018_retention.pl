@@ -60,15 +60,17 @@ $sql->(q{
   GRANT CREATE ON SCHEMA public TO keeper;
   CREATE TABLE days (at timestamptz NOT NULL, body text) PARTITION BY RANGE (at);
   ALTER TABLE days OWNER TO keeper;
-  -- Wide: from 40 days ago to 1 day ago (its last rows are newer than the
-  -- horizon of 2 days). Misaligned: 20 days ago to 10 days ago, at noon.
+  -- Wide: from 40 days ago to yesterday's midnight, so its upper bound is
+  -- after the horizon of 2 days at any hour; its last row is a minute before
+  -- that bound (a row at now() - 36 hours would miss it after noon).
+  -- Misaligned: from noon 60 days ago to 40 days ago.
   CREATE TABLE days_wide (LIKE days);
   ALTER TABLE days ATTACH PARTITION days_wide FOR VALUES FROM (date_trunc('day', now()) - interval '40 days') TO (date_trunc('day', now()) - interval '1 day');
   CREATE TABLE days_old (LIKE days);
   ALTER TABLE days ATTACH PARTITION days_old FOR VALUES FROM (date_trunc('day', now()) - interval '60 days' + interval '12 hours') TO (date_trunc('day', now()) - interval '40 days');
   ALTER TABLE days_wide OWNER TO keeper;
   ALTER TABLE days_old OWNER TO keeper;
-  INSERT INTO days VALUES (now() - interval '50 days', 'old'), (now() - interval '30 days', 'wide'), (now() - interval '36 hours', 'wide, recent');
+  INSERT INTO days VALUES (now() - interval '50 days', 'old'), (now() - interval '30 days', 'wide'), (date_trunc('day', now()) - interval '1 day' - interval '1 minute', 'wide, recent');
   SET ROLE keeper;
   SELECT partheal_manage('days', interval '1 day', retention => interval '2 days', retention_keep_table => true);
   RESET ROLE;
