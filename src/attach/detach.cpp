@@ -11,13 +11,16 @@
 #include "attach/reconcile_internal.hpp"
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
+#include "pg/guc_level.hpp"
 #include "pg/pause.hpp"
 #include "pg/spi.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
 
 extern "C" {
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
@@ -72,6 +75,30 @@ void add_window_tree(Oid partition, reconcile::LockSet& set) {
   }
 }
 
+// A view or rule on the window: its DROP would fail. After a plain DETACH
+// that takes the detach back with it; after DETACH CONCURRENTLY, committed
+// on its own, it would leave a plain table behind.
+bool has_rules_on(Oid partition) {
+  Oid types[] = {OIDOID};
+  Datum values[] = {ObjectIdGetDatum(partition)};
+  return pg::spi::execute(
+             "SELECT 1 FROM pg_catalog.pg_depend WHERE classid OPERATOR(pg_catalog.=) "
+             "'pg_catalog.pg_rewrite'::pg_catalog.regclass AND refclassid "
+             "OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass AND refobjid "
+             "OPERATOR(pg_catalog.=) $1 LIMIT 1",
+             SPI_OK_SELECT, {1, types, values, nullptr}, true) > 0;
+}
+
+// DETACH CONCURRENTLY where PostgreSQL allows it and nothing else needs
+// locks it would take later, in its second transaction, by queueing: no
+// DEFAULT partition (55000 otherwise), a plain table with no partitions or
+// foreign keys of its own, and no view on it.
+bool detach_concurrently(const Parent& p, Oid partition, const reconcile::LockSet& tree) {
+  if (OidIsValid(p.default_relid) || !tree.empty()) return false;
+  const char kind = pg::guard([&] { return get_rel_relkind(partition); });
+  return kind == RELKIND_RELATION && !has_rules_on(partition);
+}
+
 }  // namespace
 
 DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
@@ -83,8 +110,16 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
     return r;
   }
   set_lock_budget_ms(settings::attach_lock_budget_ms());
-  LockSet set = detach_lock_set(p, partition);
-  add_window_tree(partition, set);
+  LockSet tree;
+  add_window_tree(partition, tree);
+  const bool concurrent = detach_concurrently(p, partition, tree);
+  // CONCURRENTLY's first transaction takes SHARE UPDATE EXCLUSIVE on both,
+  // which no writer or reader conflicts with: held here first, polled for,
+  // it never queues behind DDL or a VACUUM either.
+  LockSet set = concurrent ? LockSet{{p.relid, ShareUpdateExclusiveLock},
+                                     {partition, ShareUpdateExclusiveLock}}
+                           : detach_lock_set(p, partition);
+  if (!concurrent) set.insert(set.end(), tree.begin(), tree.end());
   std::string last = "the locks were taken whenever partheal looked";
   const int attempts = settings::attach_lock_attempts;
   for (int i = 0; i < attempts; ++i) {
@@ -106,13 +141,20 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
           // between could otherwise point the DDL at another table.
           const std::string table = qualified(partition);
           const std::string parent = qualified(p.relid);
+          if (concurrent) {
+            r.concurrent_sql =
+                fmt::format("ALTER TABLE {} DETACH PARTITION {} CONCURRENTLY", parent, table);
+            return;
+          }
           budget.apply();
           pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
                            SPI_OK_UTILITY);
           if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
         });
-        r.parent_held_ms = since_ms(held_since);
-        r.outcome = keep_table ? DetachOutcome::kDetached : DetachOutcome::kDropped;
+        r.parent_held_ms = concurrent ? 0 : since_ms(held_since);
+        r.outcome = concurrent   ? DetachOutcome::kConcurrent
+                    : keep_table ? DetachOutcome::kDetached
+                                 : DetachOutcome::kDropped;
         return r;
       } catch (const LocksBusy&) {
         if (since_ms(polling_since) >= lock_budget_ms()) break;
@@ -131,6 +173,38 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
   r.reason = fmt::format("its locks could not be had in {} attempts of {} ms ({})", attempts,
                          lock_budget_ms(), last);
   return r;
+}
+
+namespace {
+
+// Waits for a lock within the lock budget: what is left to lock here is a
+// detached or detach-pending table, out of the parent's routing, that only
+// statements naming it still use.
+void lock_within_budget(Oid relid, LOCKMODE mode) {
+  pg::set_local("lock_timeout", std::to_string(std::max(1, settings::attach_lock_budget_ms())));
+  pg::guard([&] { LockRelationOid(relid, mode); });
+}
+
+}  // namespace
+
+void finalize_detach(const Parent& p, Oid partition, bool drop) {
+  // FINALIZE's own locks, taken by OID first so that the names are read
+  // under them; then FINALIZE waits, within lock_timeout too, for the
+  // snapshots older than its own.
+  lock_within_budget(p.relid, ShareUpdateExclusiveLock);
+  lock_within_budget(partition, AccessExclusiveLock);
+  const std::string table = qualified(partition);
+  const std::string parent = qualified(p.relid);
+  pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {} FINALIZE", parent, table),
+                   SPI_OK_UTILITY);
+  if (drop) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
+}
+
+void drop_detached(Oid table) {
+  lock_within_budget(table, AccessExclusiveLock);
+  const bool present = pg::guard([&] { return get_rel_name(table) != nullptr; });
+  if (!present) return;
+  pg::spi::execute(fmt::format("DROP TABLE {}", qualified(table)), SPI_OK_UTILITY);
 }
 
 }  // namespace partheal::attach

@@ -18,19 +18,41 @@ enum class DetachOutcome {
   kDetached,    // detached and kept as a plain table (keep_table)
   kReferenced,  // foreign keys reference it: left attached
   kBusy,        // its locks could not be had: nothing changed
+  kConcurrent,  // ready for DETACH CONCURRENTLY: its locks are held, run concurrent_sql
 };
 
 struct DetachResult {
   DetachOutcome outcome = DetachOutcome::kBusy;
   int attempts = 0;
-  long parent_held_ms = 0;  // up to the end of the call; the hold lasts until commit
-  std::string reason;       // why it was left attached
+  long parent_held_ms = 0;     // up to the end of the call; the hold lasts until commit
+  std::string reason;          // why it was left attached
+  std::string concurrent_sql;  // kConcurrent: ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY
 };
 
 // Detaches `partition` from the parent, and drops it unless keep_table, in
 // the caller's transaction (a failed DROP, say a view on it, takes the
 // detach back with it). Needs SPI connected and partheal's GUC level
 // entered, as the parent's owner.
+//
+// Where PostgreSQL allows DETACH ... CONCURRENTLY (no DEFAULT partition) and
+// nothing makes it a worse choice (the window is partitioned itself, has
+// foreign keys to other tables, or a view on it would make the DROP that
+// follows in a later transaction fail), nothing is detached here: the
+// result is kConcurrent, with the SHARE UPDATE EXCLUSIVE locks that command
+// takes already polled for and held, and the statement to run through
+// pg::run_top_level in this same transaction. Writers and readers of the
+// parent never wait for that command; it waits, within lock_timeout, for
+// the transactions that already use the parent.
 DetachResult detach_partition(const Parent& parent, Oid partition, bool keep_table);
+
+// Completes a DETACH ... CONCURRENTLY that stopped between its transactions
+// (ALTER TABLE ... DETACH PARTITION ... FINALIZE), and drops the table when
+// `drop`, in the caller's transaction, each lock wait within the attach's
+// lock budget. Needs what detach_partition needs.
+void finalize_detach(const Parent& parent, Oid partition, bool drop);
+
+// Drops a table that a DETACH ... CONCURRENTLY left, its lock wait within
+// the attach's lock budget. Needs what detach_partition needs.
+void drop_detached(Oid table);
 
 }  // namespace partheal::attach

@@ -4,13 +4,19 @@
 #include "pg/boundary.hpp"
 
 extern "C" {
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_partitioned_table.h"
 #include "catalog/pg_type.h"
+#include "nodes/parsenodes.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/partcache.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
@@ -204,6 +210,62 @@ std::vector<int64> unrouted(Relation parent, const std::vector<int64>& ids) {
   for (int64 id : ids)
     if (!routes_in(s, id)) out.push_back(id);
   return out;
+}
+
+namespace {
+
+Bound spec_bound(List* datums, Oid type) {
+  auto* d = static_cast<PartitionRangeDatum*>(linitial(datums));
+  switch (d->kind) {
+    case PARTITION_RANGE_DATUM_MINVALUE:
+      return Bound::min();
+    case PARTITION_RANGE_DATUM_MAXVALUE:
+      return Bound::max();
+    case PARTITION_RANGE_DATUM_VALUE:
+      break;
+  }
+  return Bound::at(key_to_int64(castNode(Const, d->value)->constvalue, type));
+}
+
+}  // namespace
+
+std::optional<Partition> pending_detach(Relation parent) {
+  const Oid relid = RelationGetRelid(parent);
+  // pg_inherits by parent: the catalog, not the partition descriptor, which
+  // leaves a pending partition out.
+  const Oid pending = guard([&] {
+    Oid found = InvalidOid;
+    Relation inherits = table_open(InheritsRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_inherits_inhparent, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(relid));
+    SysScanDesc scan = systable_beginscan(inherits, InheritsParentIndexId, true, nullptr, 1, &key);
+    HeapTuple tuple = nullptr;
+    while ((tuple = systable_getnext(scan)) != nullptr) {
+      auto* row = reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple));
+      if (row->inhdetachpending) found = row->inhrelid;
+    }
+    systable_endscan(scan);
+    table_close(inherits, AccessShareLock);
+    return found;
+  });
+  if (!OidIsValid(pending)) return std::nullopt;
+  const Oid type = guard([&] { return RelationGetPartitionKey(parent)->parttypid[0]; });
+  PartitionBoundSpec* spec = guard([&] {
+    PartitionBoundSpec* read = nullptr;
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(pending));
+    if (HeapTupleIsValid(tuple)) {
+      bool isnull = true;
+      Datum bound = SysCacheGetAttr(RELOID, tuple, Anum_pg_class_relpartbound, &isnull);
+      if (!isnull) read = castNode(PartitionBoundSpec, stringToNode(TextDatumGetCString(bound)));
+      ReleaseSysCache(tuple);
+    }
+    return read;
+  });
+  if (spec == nullptr || spec->strategy != PARTITION_STRATEGY_RANGE || spec->is_default)
+    return std::nullopt;
+  return Partition{pending,
+                   Range{spec_bound(spec->lowerdatums, type), spec_bound(spec->upperdatums, type)}};
 }
 
 }  // namespace partheal::partitions

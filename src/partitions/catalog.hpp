@@ -68,6 +68,14 @@ struct Partition {
 };
 std::vector<Partition> attached_partitions(Relation parent);
 
+// The partition whose DETACH ... CONCURRENTLY stopped between its two
+// transactions (a crash, a cancel, a lock timeout), marked
+// pg_inherits.inhdetachpending and left out of the parent's routing, with
+// the bounds it was attached with; none when no detach is pending
+// (PostgreSQL allows one per parent). ALTER TABLE ... DETACH PARTITION ...
+// FINALIZE completes it.
+std::optional<Partition> pending_detach(Relation parent);
+
 // True when an INSERT of this key value would find a partition (a DEFAULT
 // partition takes everything). Cheap: a binary search over the bounds.
 bool routes(Relation parent, int64 id);

@@ -23,8 +23,10 @@
 #include "pg/report.hpp"
 #include "pg/security.hpp"
 #include "pg/sequence.hpp"
+#include "pg/top_level.hpp"
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
+#include "settings.hpp"
 #include "worker/requests.hpp"
 #include "worker/transaction.hpp"
 
@@ -82,6 +84,11 @@ struct Step {
   std::string bounds;  // FOR VALUES FROM (...) TO (...)
   std::string horizon;
   bool foreign = false;
+  bool finalized = false;   // a pending DETACH CONCURRENTLY completed (FINALIZE)
+  bool concurrent = false;  // DETACH CONCURRENTLY run, its DROP to follow
+  bool keep = false;        // retention_keep_table
+  bool due = true;          // false: a pending detach of a window inside the period
+  Oid owner = InvalidOid;
   attach::DetachResult result;
 };
 
@@ -115,7 +122,11 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     registry::TablePtr table = registry::lookup(rel);
     const bool retains = table != nullptr && table->config.retains();
     std::vector<partitions::Partition> parts;
-    if (retains) parts = partitions::attached_partitions(rel);
+    std::optional<partitions::Partition> pending;
+    if (retains) {
+      parts = partitions::attached_partitions(rel);
+      pending = partitions::pending_detach(rel);
+    }
     const Oid owner = rel->rd_rel->relowner;
     pg::guard([&] { relation_close(rel, NoLock); });
     if (!retains) return step;
@@ -123,18 +134,40 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     const partitions::KeySpace keys = table->key_space();
     std::optional<int64> horizon = retention_horizon(*table, owner);
     if (!horizon) return step;
-    // In bound order: once one ends past the horizon, every later one does.
-    for (const partitions::Partition& part : parts) {
-      if (part.range.upper.kind != partitions::Bound::Kind::kValue ||
-          part.range.upper.value > *horizon)
-        break;
-      if (backing_off(relid, part.relid)) continue;
+    auto describe = [&](const partitions::Partition& part) {
       step.tried = true;
       step.partition = part.relid;
       step.label = pg::relation_label(part.relid);
       step.bounds = fmt::format("FOR VALUES FROM ({}) TO ({})", keys.bound_sql(part.range.lower),
                                 keys.bound_sql(part.range.upper));
       step.horizon = keys.key_text(*horizon);
+    };
+    auto due = [&](const partitions::Partition& part) {
+      return part.range.upper.kind == partitions::Bound::Kind::kValue &&
+             part.range.upper.value <= *horizon;
+    };
+    // A DETACH CONCURRENTLY that stopped between its transactions, partheal's
+    // or anyone's, is completed first: PostgreSQL allows one per table, and
+    // its partition is out of the table already. Dropped only when due.
+    if (pending) {
+      if (backing_off(relid, pending->relid)) return step;
+      describe(*pending);
+      step.finalized = true;
+      attempting = pending->relid;
+      step.due = due(*pending);
+      const bool drop = step.due && !c.retention_keep_table;
+      attach::Parent p = attach::describe_parent(relid);
+      const Oid partition = pending->relid;
+      pg::as_role(p.owner, [&] { attach::finalize_detach(p, partition, drop); });
+      step.result.outcome =
+          drop ? attach::DetachOutcome::kDropped : attach::DetachOutcome::kDetached;
+      return step;
+    }
+    // In bound order: once one ends past the horizon, every later one does.
+    for (const partitions::Partition& part : parts) {
+      if (!due(part)) break;
+      if (backing_off(relid, part.relid)) continue;
+      describe(part);
       const Oid partition = part.relid;
       step.foreign = pg::guard([&] { return get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE; });
       if (step.foreign) return step;
@@ -145,6 +178,8 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       pg::as_role(p.owner, [&] {
         step.result = attach::detach_partition(p, partition, c.retention_keep_table);
       });
+      step.owner = p.owner;
+      step.keep = c.retention_keep_table;
       return step;
     }
     return step;
@@ -178,8 +213,39 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
     worker::serve_heal_requests(dboid);
     Step step;
     std::optional<Oid> attempting;
-    error = worker::in_transaction([&] { step = retire_one(relid, attempting); },
-                                   "partheal: retention");
+    Oid worker_user = InvalidOid;
+    int worker_context = 0;
+    GetUserIdAndSecContext(&worker_user, &worker_context);
+    error = worker::in_transaction(
+        [&] {
+          step = retire_one(relid, attempting);
+          if (step.result.outcome != attach::DetachOutcome::kConcurrent) return;
+          // Outside SPI and partheal's GUC level, which retire_one has left:
+          // the command commits its first transaction itself.
+          step.concurrent = true;
+          pg::as_role(step.owner, [&] {
+            pg::run_top_level(step.result.concurrent_sql, settings::attach_lock_budget_ms());
+          });
+          step.result.outcome = attach::DetachOutcome::kDetached;
+        },
+        "partheal: retention");
+    // The abort of a transaction the command began puts back the user that
+    // transaction began with, the owner's: the worker goes on as itself.
+    SetUserIdAndSecContext(worker_user, worker_context);
+    if (error && step.concurrent) {
+      // Its first transaction, committed, may have left the partition
+      // detach-pending: out of the table, completed by FINALIZE at a later
+      // poll. Backing off, that poll waits for a lock timeout's worth of the
+      // transactions it had to wait for.
+      pg::report(LOG, error->sqlerrcode(),
+                 fmt::format("{} retention's DETACH CONCURRENTLY of {} from {} stopped: {}",
+                             errors::kLogRetentionLeft, step.label, pg::relation_label(relid),
+                             error->what()),
+                 {"A transaction that used the table was older than the detach.",
+                  "partheal completes the detach (FINALIZE) at a later poll."});
+      back_off(back_offs()[{relid, step.partition}]);
+      continue;
+    }
     if (error) {
       if (last_errors()[relid] != error->what()) {
         last_errors()[relid] = error->what();
@@ -191,6 +257,27 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
       continue;
     }
     if (!step.tried) continue;
+    // DETACH CONCURRENTLY committed: the DROP follows in a transaction of its
+    // own. One that fails leaves a plain table, no longer the table's.
+    if (step.concurrent && !step.keep) {
+      const Oid partition = step.partition;
+      const Oid owner = step.owner;
+      std::optional<PgError> dropped = worker::in_transaction(
+          [&] {
+            pg::with_own_sql(
+                {}, [&] { pg::as_role(owner, [&] { attach::drop_detached(partition); }); });
+          },
+          "partheal: retention");
+      if (dropped) {
+        pg::report(LOG, dropped->sqlerrcode(),
+                   fmt::format("{} retention detached {} {} from {} but could not drop it: {}",
+                               errors::kLogRetentionLeft, step.label, step.bounds,
+                               pg::relation_label(relid), dropped->what()),
+                   {"It is a plain table now, no longer a partition.", "Drop it yourself."});
+      } else {
+        step.result.outcome = attach::DetachOutcome::kDropped;
+      }
+    }
     last_errors().erase(relid);
     // Left while referenced or foreign: looked at again in a minute, said
     // once.
@@ -214,19 +301,26 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
         registry::with_state(relid, [kept](registry::TableState& s) {
           registry::count(kept ? s.detached_windows : s.dropped_windows);
         });
+        const std::string how =
+            step.finalized ? "completed a pending DETACH CONCURRENTLY (FINALIZE)"
+            : step.concurrent
+                ? "detached it concurrently: writers and readers of the parent never waited"
+                : fmt::format("the parent was locked for {} ms", step.result.parent_held_ms);
         pg::report(
             LOG, 0,
-            fmt::format("{} retention detached {} {} from {}{}: its upper bound is at or "
-                        "before the horizon, {}; the parent was locked for {} ms",
+            fmt::format("{} retention detached {} {} from {}{}: its upper bound is {} "
+                        "the horizon, {}; {}",
                         errors::kLogRetired, step.label, step.bounds, pg::relation_label(relid),
-                        kept ? " and kept it as a table" : " and dropped it", step.horizon,
-                        step.result.parent_held_ms));
+                        kept ? " and kept it as a table" : " and dropped it",
+                        step.due ? "at or before" : "after", step.horizon, how));
         break;
       }
       case attach::DetachOutcome::kReferenced:
         leave(step.result.reason,
               "Drop the foreign keys that reference the table, and partheal detaches it within "
               "a minute; or detach it yourself.");
+        break;
+      case attach::DetachOutcome::kConcurrent:  // run above, and kDetached since
         break;
       case attach::DetachOutcome::kBusy:
         back_off(back_offs()[{relid, step.partition}]);

@@ -28,7 +28,9 @@ void begin(const char* activity) {
 
 void commit(bool report_idle) {
   pg::guard([&] {
-    PopActiveSnapshot();
+    // A command run at top level (pg::run_top_level) may have committed
+    // the snapshot begin() pushed along with its first transaction.
+    if (ActiveSnapshotSet()) PopActiveSnapshot();
     CommitTransactionCommand();
     if (report_idle) pgstat_report_activity(STATE_IDLE, nullptr);
   });

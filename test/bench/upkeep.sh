@@ -3,7 +3,9 @@
 # inserts every 5 ms and times each insert.
 #   retention: 30 daily windows of BENCH_UPKEEP_ROWS rows (100,000) past a
 #     5-day horizon. partheal's worker detaches and drops them, one per
-#     poll; pg_partman's run_maintenance drops them in one call.
+#     poll: on a table without DEFAULT by DETACH CONCURRENTLY, on one with
+#     a DEFAULT by a plain DETACH; pg_partman's run_maintenance drops them
+#     in one call.
 #   drain: 2 x BENCH_UPKEEP_ROWS back-dated rows in DEFAULT, four windows
 #     of them. partheal's worker moves them out; pg_partman's
 #     partition_data_proc does, as its docs say to.
@@ -91,35 +93,49 @@ SQL
 }
 
 say "retention: 30 daily windows of $upkeep_rows rows past a 5-day horizon, a writer every 5 ms"
+# ret_ph has no DEFAULT partition: DETACH CONCURRENTLY. ret_phd has one,
+# which rules CONCURRENTLY out: the plain DETACH under polled locks.
 psql_b >/dev/null <<'SQL'
 SET TimeZone = 'UTC';
 CREATE TABLE ret_ph (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-DO $$ DECLARE d int; BEGIN FOR d IN 0 .. 35 LOOP
-  EXECUTE format('CREATE TABLE ret_ph_%s PARTITION OF ret_ph FOR VALUES FROM (%L) TO (%L)', d,
+CREATE TABLE ret_phd (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+CREATE TABLE ret_phd_default PARTITION OF ret_phd DEFAULT;
+DO $$ DECLARE d int; t text; BEGIN FOREACH t IN ARRAY ARRAY['ret_ph', 'ret_phd'] LOOP FOR d IN 0 .. 35 LOOP
+  EXECUTE format('CREATE TABLE %s_%s PARTITION OF %s FOR VALUES FROM (%L) TO (%L)', t, d, t,
                  date_trunc('day', now()) - d * interval '1 day', date_trunc('day', now()) - (d - 1) * interval '1 day');
-END LOOP; END $$;
+END LOOP; END LOOP; END $$;
 CREATE TABLE ret_pm (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
 SELECT partman.create_parent('public.ret_pm', 'at', 'native', 'daily', p_premake := 1,
                              p_start_partition := (date_trunc('day', now()) - interval '35 days')::text);
 UPDATE partman.part_config SET automatic_maintenance = 'off' WHERE parent_table = 'public.ret_pm';
 SQL
-upkeep_fill ret_ph; upkeep_fill ret_pm
-psql_b -c 'VACUUM ANALYZE ret_ph, ret_pm' >/dev/null
-log_from=$(wc -l < "$work/server.log")
-upkeep_writer ret_ph
-sleep 1
-t0=$(date +%s%N)
-psql_b -c "SELECT partheal_manage('ret_ph', interval '1 day', premake => 1, retention => interval '5 days')" >/dev/null
-for i in $(seq 600); do
-  [ "$(psql_b -c "SELECT dropped_windows FROM partheal_stats WHERE parent = 'ret_ph'::regclass")" -ge 30 ] && break
-  sleep 0.1
-done
-up_took[ret_ph]=$(( ($(date +%s%N) - t0) / 1000000 ))
-sleep 1
-upkeep_stop ret_ph
-up_hold[ret_ph]=$(tail -n +"$((log_from + 1))" "$work/server.log" |
-  sed -n 's/.*PHL09 retention detached "public\.ret_ph_[0-9]*" .* locked for \([0-9]*\) ms.*/\1/p' | sort -n | tail -1)
-up_dropped_ph=$(psql_b -c "SELECT dropped_windows FROM partheal_stats WHERE parent = 'ret_ph'::regclass")
+upkeep_fill ret_ph; upkeep_fill ret_phd; upkeep_fill ret_pm
+psql_b -c 'VACUUM ANALYZE ret_ph, ret_phd, ret_pm' >/dev/null
+# upkeep_retention TABLE: partheal's worker retires its 30 windows under the
+# writer; the longest hold is the longest PHL09 "locked for" (0 for a
+# window detached concurrently, which never locks writers or readers out).
+declare -A up_dropped up_left
+upkeep_retention() {
+  local t=$1 log_from i
+  log_from=$(wc -l < "$work/server.log")
+  upkeep_writer "$t"
+  sleep 1
+  t0=$(date +%s%N)
+  psql_b -c "SELECT partheal_manage('$t', interval '1 day', premake => 1, retention => interval '5 days')" >/dev/null
+  for i in $(seq 600); do
+    [ "$(psql_b -c "SELECT dropped_windows FROM partheal_stats WHERE parent = '$t'::regclass")" -ge 30 ] && break
+    sleep 0.1
+  done
+  up_took[$t]=$(( ($(date +%s%N) - t0) / 1000000 ))
+  sleep 1
+  upkeep_stop "$t"
+  up_hold[$t]=$(tail -n +"$((log_from + 1))" "$work/server.log" | grep "PHL09 retention detached \"public\.${t}_[0-9]*\"" |
+    sed -n -e 's/.* locked for \([0-9]*\) ms.*/\1/p' -e 's/.*detached it concurrently.*/0/p' | sort -n | tail -1)
+  up_dropped[$t]=$(psql_b -c "SELECT dropped_windows FROM partheal_stats WHERE parent = '$t'::regclass")
+  up_left[$t]=$(psql_b -c "SELECT count(*) FROM $t WHERE body = 'old'")
+}
+upkeep_retention ret_ph
+upkeep_retention ret_phd
 upkeep_writer ret_pm
 sleep 1
 t0=$(date +%s%N)
@@ -129,12 +145,13 @@ up_took[ret_pm]=$(( ($(date +%s%N) - t0) / 1000000 ))
 up_hold[ret_pm]=${up_took[ret_pm]}
 sleep 1
 upkeep_stop ret_pm
-up_left_pm=$(psql_b -c "SELECT count(*) FROM ret_pm WHERE body = 'old'")
-up_left_ph=$(psql_b -c "SELECT count(*) FROM ret_ph WHERE body = 'old'")
-echo "partheal: ${up_dropped_ph} windows in ${up_took[ret_ph]} ms, writer ${up_writes[ret_ph]} inserts," \
-     "${up_errors[ret_ph]} errors, longest ${up_worst[ret_ph]} ms; old rows left ${up_left_ph}"
+up_left[ret_pm]=$(psql_b -c "SELECT count(*) FROM ret_pm WHERE body = 'old'")
+for t in ret_ph ret_phd; do
+  echo "partheal ($t): ${up_dropped[$t]} windows in ${up_took[$t]} ms, writer ${up_writes[$t]} inserts," \
+       "${up_errors[$t]} errors, longest ${up_worst[$t]} ms; longest hold ${up_hold[$t]} ms; old rows left ${up_left[$t]}"
+done
 echo "pg_partman: run_maintenance ${up_took[ret_pm]} ms, writer ${up_writes[ret_pm]} inserts," \
-     "${up_errors[ret_pm]} errors, longest ${up_worst[ret_pm]} ms; old rows left ${up_left_pm}"
+     "${up_errors[ret_pm]} errors, longest ${up_worst[ret_pm]} ms; old rows left ${up_left[ret_pm]}"
 
 say "drain: $(( 2 * upkeep_rows )) back-dated rows in DEFAULT over four windows, a writer every 5 ms and a reader"
 psql_b >/dev/null <<SQL
@@ -179,12 +196,16 @@ echo "pg_partman: partition_data_proc ${up_took[dr_pm]} ms (${up_default_pm} lef
 
 # upkeep_results: the rows of run.sh's results table.
 upkeep_results() {
-  printf '%-58s %14s %14s %8s\n' "retention, 30 windows: writer's longest insert, ms" "${up_worst[ret_ph]}" "${up_worst[ret_pm]}" \
-    "$(awk "BEGIN{printf \"%.3f\", ${up_worst[ret_ph]}/${up_worst[ret_pm]}}")"
-  printf '%-58s %14s %14s %8s\n' "  writer's failed inserts / inserts" "${up_errors[ret_ph]} / ${up_writes[ret_ph]}" \
-    "${up_errors[ret_pm]} / ${up_writes[ret_pm]}" "-"
-  printf '%-58s %14s %14s %8s\n' "  longest hold of the parent, ms (pg_partman: its call)" "${up_hold[ret_ph]}" "${up_hold[ret_pm]}" "-"
-  printf '%-58s %14s %14s %8s\n' "  all 30 gone after, ms" "${up_took[ret_ph]}" "${up_took[ret_pm]}" "-"
+  local t label
+  for t in ret_ph ret_phd; do
+    if [ "$t" = ret_ph ]; then label="retention, 30 windows, CONCURRENTLY"; else label="retention, 30 windows, with a DEFAULT"; fi
+    printf '%-58s %14s %14s %8s\n' "$label: writer's longest insert, ms" "${up_worst[$t]}" "${up_worst[ret_pm]}" \
+      "$(awk "BEGIN{printf \"%.3f\", ${up_worst[$t]}/${up_worst[ret_pm]}}")"
+    printf '%-58s %14s %14s %8s\n' "  writer's failed inserts / inserts" "${up_errors[$t]} / ${up_writes[$t]}" \
+      "${up_errors[ret_pm]} / ${up_writes[ret_pm]}" "-"
+    printf '%-58s %14s %14s %8s\n' "  longest hold of the parent, ms (pg_partman: its call)" "${up_hold[$t]}" "${up_hold[ret_pm]}" "-"
+    printf '%-58s %14s %14s %8s\n' "  all 30 gone after, ms" "${up_took[$t]}" "${up_took[ret_pm]}" "-"
+  done
   printf '%-58s %14s %14s %8s\n' "drain, $(( 2 * upkeep_rows )) rows: writer's longest insert, ms" "${up_worst[dr_ph]}" "${up_worst[dr_pm]}" \
     "$(awk "BEGIN{printf \"%.3f\", ${up_worst[dr_ph]}/${up_worst[dr_pm]}}")"
   printf '%-58s %14s %14s %8s\n' "  writer's failed inserts / inserts" "${up_errors[dr_ph]} / ${up_writes[dr_ph]}" \

@@ -1,0 +1,76 @@
+#include "pg/top_level.hpp"
+
+#include "pg/boundary.hpp"
+
+extern "C" {
+#include "nodes/plannodes.h"
+#include "parser/parser.h"
+#include "storage/proc.h"
+#include "tcop/dest.h"
+#include "tcop/utility.h"
+#include "utils/memutils.h"
+#include "utils/portal.h"
+}
+
+namespace partheal::pg {
+
+namespace {
+
+// What the call changes in the process, put back on every way out. Plain
+// assignments: nothing here can fail or needs PostgreSQL. The caller's
+// memory context may have gone with a transaction the command committed:
+// it goes on in the transaction open now.
+struct Restore {
+  MemoryContext portal_context = PortalContext;
+  int lock_timeout = LockTimeout;
+  ~Restore() {
+    PortalContext = portal_context;
+    LockTimeout = lock_timeout;
+    CurrentMemoryContext = TopTransactionContext;
+  }
+};
+
+// The command's memory, as a client's portal's would be, outside every
+// transaction: its parse tree, and what it keeps across its own commit
+// (DETACH CONCURRENTLY's work queue in CurrentMemoryContext, names in
+// PortalContext). The guard is entered in it too, so that an error after
+// that commit is copied into memory that is still there. Emptied at each
+// call.
+MemoryContext command_context() {
+  static MemoryContext cxt = nullptr;
+  if (cxt == nullptr)
+    cxt = guard([] {
+      return AllocSetContextCreate(TopMemoryContext, "partheal top-level command",
+                                   ALLOCSET_SMALL_SIZES);
+    });
+  return cxt;
+}
+
+}  // namespace
+
+void run_top_level(const std::string& sql, long lock_timeout_ms) {
+  MemoryContext cxt = command_context();
+  Restore restore;
+  const char* text = sql.c_str();
+  const int timeout = static_cast<int>(Max(1L, Min(lock_timeout_ms, long{INT_MAX})));
+  guard([&] { MemoryContextReset(cxt); });
+  CurrentMemoryContext = cxt;
+  guard([&] {
+    char* query = pstrdup(text);
+    RawStmt* raw = linitial_node(RawStmt, raw_parser(query, RAW_PARSE_DEFAULT));
+    PlannedStmt* stmt = makeNode(PlannedStmt);
+    stmt->commandType = CMD_UTILITY;
+    stmt->canSetTag = true;
+    stmt->utilityStmt = raw->stmt;
+    stmt->stmt_location = raw->stmt_location;
+    stmt->stmt_len = raw->stmt_len;
+    PortalContext = cxt;
+    LockTimeout = timeout;
+    QueryCompletion qc;
+    InitializeQueryCompletion(&qc);
+    ProcessUtility(stmt, query, false, PROCESS_UTILITY_TOPLEVEL, nullptr, nullptr, None_Receiver,
+                   &qc);
+  });
+}
+
+}  // namespace partheal::pg

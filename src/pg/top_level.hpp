@@ -1,0 +1,25 @@
+// Running one statement as a client's top-level command, not through SPI:
+// for the commands PostgreSQL refuses inside a function or a transaction
+// block, which commit and start transactions of their own (ALTER TABLE ...
+// DETACH PARTITION ... CONCURRENTLY).
+#pragma once
+
+#include <string>
+
+#include "pg/postgres.hpp"
+
+namespace partheal::pg {
+
+// Runs `sql`, one utility statement, as exec_simple_query would: parsed,
+// wrapped as a utility PlannedStmt, and run by ProcessUtility at top level.
+// Needs a transaction just begun (not a block, no subtransaction, no SPI
+// connection) with one active snapshot pushed, which the command may pop
+// and commit; returns in a transaction (perhaps a later one) that the
+// caller commits, with no active snapshot of the command's left.
+//
+// lock_timeout_ms bounds every lock wait of the command, in each of its
+// transactions: it is set on the process's lock_timeout for the call, not
+// with SET, which the command's own commit or abort would keep or undo.
+void run_top_level(const std::string& sql, long lock_timeout_ms);
+
+}  // namespace partheal::pg
