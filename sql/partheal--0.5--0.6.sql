@@ -59,7 +59,7 @@ COMMENT ON FUNCTION @extschema@.partheal_manage(regclass, interval, integer, int
 -- keep their columns.
 CREATE FUNCTION @extschema@.partheal_upkeep_state(
     OUT parent regclass, OUT drained_rows bigint, OUT drained_windows bigint,
-    OUT dropped_windows bigint, OUT detached_windows bigint)
+    OUT dropped_windows bigint, OUT detached_windows bigint, OUT default_expired_rows bigint)
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_upkeep_state';
 
 CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
@@ -98,7 +98,11 @@ CREATE OR REPLACE VIEW @extschema@.partheal_stats AS
          coalesce(d.drained_windows, 0) AS drained_windows,
          c.retention, c.retention_ids, c.retention_keep_table,
          coalesce(d.dropped_windows, 0) AS dropped_windows,
-         coalesce(d.detached_windows, 0) AS detached_windows
+         coalesce(d.detached_windows, 0) AS detached_windows,
+         -- Rows in DEFAULT older than the retention horizon's window, as
+         -- the drain last counted them (once a minute, up to a million and
+         -- one): partheal makes no window for them and never drops them.
+         d.default_expired_rows
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_state() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
@@ -119,4 +123,5 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   'there (default_rows), and the rows and windows the drain moved (drained_rows, '
   'drained_windows); its retention (an interval, or retention_ids for an id-keyed table) and '
   'retention_keep_table, and the windows retention '
-  'dropped (dropped_windows) or detached and kept (detached_windows)';
+  'dropped (dropped_windows) or detached and kept (detached_windows), and the rows in DEFAULT '
+  'older than the retention horizon, which partheal leaves there (default_expired_rows)';

@@ -139,7 +139,7 @@ CREATE FUNCTION @extschema@.partheal_window_state(
 -- keep their columns.
 CREATE FUNCTION @extschema@.partheal_upkeep_state(
     OUT parent regclass, OUT drained_rows bigint, OUT drained_windows bigint,
-    OUT dropped_windows bigint, OUT detached_windows bigint)
+    OUT dropped_windows bigint, OUT detached_windows bigint, OUT default_expired_rows bigint)
   RETURNS SETOF record LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'partheal_upkeep_state';
 -- Every operator qualified (coalesce is syntax): nothing on a reader's search_path
 -- can change what the view runs.
@@ -181,7 +181,11 @@ CREATE VIEW @extschema@.partheal_stats AS
          coalesce(d.drained_windows, 0) AS drained_windows,
          c.retention, c.retention_ids, c.retention_keep_table,
          coalesce(d.dropped_windows, 0) AS dropped_windows,
-         coalesce(d.detached_windows, 0) AS detached_windows
+         coalesce(d.detached_windows, 0) AS detached_windows,
+         -- Rows in DEFAULT older than the retention horizon's window, as
+         -- the drain last counted them (once a minute, up to a million and
+         -- one): partheal makes no window for them and never drops them.
+         d.default_expired_rows
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_state() s
       ON s.parent::pg_catalog.oid OPERATOR(pg_catalog.=) c.parent::pg_catalog.oid
@@ -202,7 +206,8 @@ COMMENT ON VIEW @extschema@.partheal_stats IS
   'there (default_rows), and the rows and windows the drain moved (drained_rows, '
   'drained_windows); its retention (an interval, or retention_ids for an id-keyed table) and '
   'retention_keep_table, and the windows retention '
-  'dropped (dropped_windows) or detached and kept (detached_windows)';
+  'dropped (dropped_windows) or detached and kept (detached_windows), and the rows in DEFAULT '
+  'older than the retention horizon, which partheal leaves there (default_expired_rows)';
 GRANT SELECT ON @extschema@.partheal_stats TO PUBLIC;
 
 -- A dropped table leaves no registration behind.

@@ -33,5 +33,6 @@ constexpr const char* kLogAttachGaveUp = "PHL07";  // a window left in DEFAULT (
 constexpr const char* kLogDefaultPartition = "PHL08";
 constexpr const char* kLogRetired = "PHL09";        // retention detached a window (and dropped it)
 constexpr const char* kLogRetentionLeft = "PHL10";  // a due window retention left attached, and why
+constexpr const char* kLogExpiredInDefault = "PHL11";  // rows in DEFAULT past the retention horizon
 
 }  // namespace partheal::errors

@@ -1,6 +1,7 @@
 // partheal_upkeep_state(): the counters of the worker's upkeep of this
 // database's tables, behind partheal_stats' drained_rows, drained_windows
-// (the drain of DEFAULT), dropped_windows and detached_windows (retention).
+// (the drain of DEFAULT), dropped_windows and detached_windows (retention),
+// and default_expired_rows (rows the drain leaves in DEFAULT past retention).
 #include <vector>
 
 #include "registry/table_state.hpp"
@@ -22,6 +23,7 @@ struct UpkeepRow {
   uint64 drained_windows;
   uint64 dropped_windows;
   uint64 detached_windows;
+  uint64 expired_in_default;  // plus one; 0 never counted
 };
 
 void collect(registry::TableState* s, void* ctx) noexcept {
@@ -29,7 +31,8 @@ void collect(registry::TableState* s, void* ctx) noexcept {
   if (rows->size() == rows->capacity()) return;  // reserved in advance: never allocates here
   rows->push_back(UpkeepRow{
       s->key.relid, pg_atomic_read_u64(&s->drained_rows), pg_atomic_read_u64(&s->drained_windows),
-      pg_atomic_read_u64(&s->dropped_windows), pg_atomic_read_u64(&s->detached_windows)});
+      pg_atomic_read_u64(&s->dropped_windows), pg_atomic_read_u64(&s->detached_windows),
+      pg_atomic_read_u64(&s->expired_in_default)});
 }
 
 }  // namespace
@@ -49,12 +52,13 @@ PARTHEAL_SQL_FUNCTION(partheal_upkeep_state) {
   pg::guard([&] {
     InitMaterializedSRF(fcinfo, 0);
     for (const upkeep::UpkeepRow& row : rows) {
-      Datum values[5] = {ObjectIdGetDatum(row.relid),
+      Datum values[6] = {ObjectIdGetDatum(row.relid),
                          Int64GetDatum(static_cast<int64>(row.drained_rows)),
                          Int64GetDatum(static_cast<int64>(row.drained_windows)),
                          Int64GetDatum(static_cast<int64>(row.dropped_windows)),
-                         Int64GetDatum(static_cast<int64>(row.detached_windows))};
-      bool nulls[5] = {};
+                         Int64GetDatum(static_cast<int64>(row.detached_windows)),
+                         Int64GetDatum(static_cast<int64>(row.expired_in_default) - 1)};
+      bool nulls[6] = {false, false, false, false, false, row.expired_in_default == 0};
       tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
   });

@@ -114,10 +114,14 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
   add_window_tree(partition, tree);
   const bool concurrent = detach_concurrently(p, partition, tree);
   // CONCURRENTLY's first transaction takes SHARE UPDATE EXCLUSIVE on both,
-  // which no writer or reader conflicts with: held here first, polled for,
-  // it never queues behind DDL or a VACUUM either.
-  LockSet set = concurrent ? LockSet{{p.relid, ShareUpdateExclusiveLock},
-                                     {partition, ShareUpdateExclusiveLock}}
+  // which no writer or reader conflicts with. Its commit takes the window
+  // out of every later statement, those of transactions already open too:
+  // one that wrote into it and writes again (a heal's rerun of ids drawn
+  // before the window fell due) would find no partition. So the parent is
+  // polled for in SHARE, a moment with no writer's transaction open, and
+  // held so up to that commit: writers wait for the first transaction's
+  // catalog change only, readers not at all.
+  LockSet set = concurrent ? LockSet{{p.relid, ShareLock}, {partition, ShareUpdateExclusiveLock}}
                            : detach_lock_set(p, partition);
   if (!concurrent) set.insert(set.end(), tree.begin(), tree.end());
   std::string last = "the locks were taken whenever partheal looked";

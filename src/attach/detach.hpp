@@ -38,11 +38,12 @@ struct DetachResult {
 // nothing makes it a worse choice (the window is partitioned itself, has
 // foreign keys to other tables, or a view on it would make the DROP that
 // follows in a later transaction fail), nothing is detached here: the
-// result is kConcurrent, with the SHARE UPDATE EXCLUSIVE locks that command
-// takes already polled for and held, and the statement to run through
-// pg::run_top_level in this same transaction. Writers and readers of the
-// parent never wait for that command; it waits, within lock_timeout, for
-// the transactions that already use the parent.
+// result is kConcurrent, with the locks that command takes polled for and
+// held (and SHARE on the parent: no writer's transaction is open), and the
+// statement to run through pg::run_top_level in this same transaction.
+// Readers of the parent never wait for that command, writers only for its
+// first transaction's catalog change; its second waits, within
+// lock_timeout, for the transactions that still use the parent.
 DetachResult detach_partition(const Parent& parent, Oid partition, bool keep_table);
 
 // Completes a DETACH ... CONCURRENTLY that stopped between its transactions

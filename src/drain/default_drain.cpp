@@ -64,7 +64,16 @@ std::map<std::pair<Oid, int64>, BackOff>& window_back_offs() {
 struct TableWatch {
   BackOff back_off;
   std::string last_error;
+  // Rows DEFAULT keeps past the retention horizon: counted once a minute,
+  // said once each time they appear.
+  TimestampTz expired_count_at = 0;
+  bool expired_said = false;
 };
+
+// How often, and how far, the rows past the horizon are counted: a scan of
+// DEFAULT under ACCESS SHARE, which no writer waits for, stopped at the cap.
+constexpr long kExpiredCountMs = 60000;
+constexpr int64 kExpiredCap = 1000000;
 std::map<Oid, TableWatch>& table_watches() {
   static auto* m = new std::map<Oid, TableWatch>();
   return *m;
@@ -96,6 +105,21 @@ std::optional<int64> oldest_key(const attach::Parent& p, int64 from) {
   return partitions::key_to_int64(*v, k.type);
 }
 
+// The rows of DEFAULT with a finite key below `below`, counted up to
+// kExpiredCap + 1.
+int64 rows_below(const attach::Parent& p, int64 below) {
+  const partitions::RangeKey& k = p.key;
+  std::string sql = fmt::format(
+      "SELECT pg_catalog.count(*) FROM (SELECT FROM {1} WHERE pg_catalog.isfinite({0}) AND "
+      "{0}{2} {3} $1 LIMIT {4}) s",
+      k.column, p.default_sql, k.collate, k.lt_operator, kExpiredCap + 1);
+  Oid types[] = {k.type};
+  Datum values[] = {key_datum(k.type, below)};
+  pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
+  std::optional<Datum> n = pg::spi::value(0, 1);
+  return n ? DatumGetInt64(*n) : 0;
+}
+
 // True when DEFAULT holds more than `cap` rows of [lower, upper): such a
 // window is left to partheal_partition_data, since the worker serves no
 // heal request while one window's transaction runs.
@@ -118,6 +142,8 @@ struct Step {
   std::optional<int64> gave_up;  // the window's lower key
   std::optional<int64> too_big;  // the window's lower key
   std::string window;            // FROM (...) TO (...), for messages
+  std::optional<int64> expired;  // rows in DEFAULT older than the horizon's window, when counted
+  std::string horizon_key;       // the first key of that window, for messages
 };
 
 bool backing_off(Oid relid, int64 lower) {
@@ -237,7 +263,7 @@ void make_one_ahead(const Pass& pass, __int128 at, __int128 last, Step& step,
 // is not backing off, attached by attach_window; or else, the first window
 // ahead not made yet. `attempting` is the lower key of the window being
 // attached, for the caller to back off when the transaction fails.
-Step drain_one(Oid relid, std::optional<int64>& attempting) {
+Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired) {
   return pg::with_own_sql({}, [&] {
     Step step;
     attach::Parent p = attach::describe_parent(relid);
@@ -269,15 +295,24 @@ Step drain_one(Oid relid, std::optional<int64>& attempting) {
     // Nor windows retention would drop at once: rows older than the window
     // holding the horizon stay in DEFAULT, where partheal never drops them.
     const registry::Config& c = table->config;
+    int64 expired_below = 0;
     if (c.has_retention()) {
       const int64 horizon = partitions::retention_horizon(
           keys, c.time_zone.c_str(), c.retention_months, c.retention_days, c.retention_us, now);
-      if (keys.first_key_of(keys.number_of(horizon), &first)) from = Max(from, first);
+      if (keys.first_key_of(keys.number_of(horizon), &first)) {
+        from = Max(from, first);
+        // Counted as the owner, below.
+        if (count_expired) {
+          expired_below = first;
+          step.horizon_key = keys.key_text(first);
+        }
+      }
     }
     const Pass pass{relid, p, keys, existing, namespace_oid};
     // As the owner: the look into DEFAULT and the attach are the owner's
     // business, not the worker's superuser's.
     pg::as_role(p.owner, [&] {
+      if (!step.horizon_key.empty()) step.expired = rows_below(p, expired_below);
       if (drain_oldest(pass, from, band_last, step, attempting)) return;
       // Create-ahead's windows, when the table has it.
       if (table->config.mark_percent != 0) make_one_ahead(pass, at, band_last, step, attempting);
@@ -308,8 +343,10 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
     worker::serve_heal_requests(dboid);
     Step step;
     std::optional<int64> attempting;
-    std::optional<PgError> error = worker::in_transaction(
-        [&] { step = drain_one(relid, attempting); }, "partheal: moving rows out of DEFAULT");
+    const bool count_expired = watch.expired_count_at <= GetCurrentTimestamp();
+    std::optional<PgError> error =
+        worker::in_transaction([&] { step = drain_one(relid, attempting, count_expired); },
+                               "partheal: moving rows out of DEFAULT");
     if (error) {
       // Logged when it changes, not every round. A window whose attach
       // failed backs off on its own, so the windows after it still drain;
@@ -327,6 +364,29 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
       continue;
     }
     watch.back_off = BackOff{};
+    if (step.expired) {
+      watch.expired_count_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kExpiredCountMs);
+      const int64 expired = *step.expired;
+      registry::with_state(relid, [expired](registry::TableState& s) {
+        pg_atomic_write_u64(&s.expired_in_default, static_cast<uint64>(expired) + 1);
+      });
+      if (expired == 0) watch.expired_said = false;
+      if (expired > 0 && !watch.expired_said) {
+        watch.expired_said = true;
+        pg::report(
+            LOG, 0,
+            fmt::format("{} the DEFAULT partition of {} holds {}{} {} older than the retention "
+                        "horizon's window, which starts at {}: partheal makes no window for them "
+                        "and never drops them",
+                        errors::kLogExpiredInDefault, pg::relation_label(relid),
+                        expired > kExpiredCap ? "more than " : "", Min(expired, kExpiredCap),
+                        expired == 1 ? "row" : "rows", step.horizon_key),
+            {"A window made for them would be past the horizon, and retention would drop it "
+             "with their rows at once.",
+             "DELETE them from the DEFAULT partition when they may go. "
+             "partheal_stats.default_expired_rows counts them."});
+      }
+    }
     if (step.gave_up) back_off(window_back_offs()[{relid, *step.gave_up}]);
     if (step.too_big) {
       BackOff& b = window_back_offs()[{relid, *step.too_big}];

@@ -34,4 +34,27 @@ void as_role(Oid role, F&& body) {
   SetUserIdAndSecContext(saved_user, saved_context);
 }
 
+// as_role for a command that commits and starts transactions itself
+// (pg::run_top_level): PostgreSQL requires that no security context be in
+// force when a transaction starts (an assertion in StartTransaction), so
+// the role is set alone, without the restricted-operation flag. What runs
+// inside is PostgreSQL's own DDL on built-in key types, and event triggers,
+// which only a superuser can make. The caller restores its own user after
+// an abort too: the abort of a transaction the command began puts back the
+// user that transaction began with, `role`.
+template <typename F>
+void as_role_across_transactions(Oid role, F&& body) {
+  Oid saved_user = InvalidOid;
+  int saved_context = 0;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  guard([&] { SetUserIdAndSecContext(role, 0); });
+  try {
+    body();
+  } catch (...) {
+    SetUserIdAndSecContext(saved_user, saved_context);
+    throw;
+  }
+  SetUserIdAndSecContext(saved_user, saved_context);
+}
+
 }  // namespace partheal::pg

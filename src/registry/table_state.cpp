@@ -41,7 +41,7 @@ void init_entry(TableState* s) {
        {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
         &s->ahead_failed, &s->last_heal, &s->queue_full_said_at, &s->queue_full_dropped,
         &s->next_from, &s->next_to, &s->next_at, &s->newest_upper, &s->drained_rows,
-        &s->drained_windows, &s->dropped_windows, &s->detached_windows})
+        &s->drained_windows, &s->dropped_windows, &s->detached_windows, &s->expired_in_default})
     pg_atomic_init_u64(c, 0);
   pg_atomic_init_u32(&s->next_reason, static_cast<uint32>(NextReason::kNotPolled));
   pg_atomic_init_u32(&s->newest_upper_kind, 0);

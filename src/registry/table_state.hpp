@@ -60,6 +60,10 @@ struct TableState {
   // Retention: windows detached and dropped, and detached and kept.
   pg_atomic_uint64 dropped_windows;
   pg_atomic_uint64 detached_windows;
+  // The rows the drain's last count (a minute apart) found in DEFAULT
+  // older than the retention horizon's window, plus one: 0 is never
+  // counted (partheal_stats.default_expired_rows NULL).
+  pg_atomic_uint64 expired_in_default;
   // The transaction of the partheal_manage that made the state, while it
   // may still be running: a poll that reads the registrations before it
   // commits must not forget the state (InvalidTransactionId: none).

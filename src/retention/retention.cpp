@@ -223,7 +223,7 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
           // Outside SPI and partheal's GUC level, which retire_one has left:
           // the command commits its first transaction itself.
           step.concurrent = true;
-          pg::as_role(step.owner, [&] {
+          pg::as_role_across_transactions(step.owner, [&] {
             pg::run_top_level(step.result.concurrent_sql, settings::attach_lock_budget_ms());
           });
           step.result.outcome = attach::DetachOutcome::kDetached;

@@ -17,7 +17,7 @@ use Test::More;
 my $valgrind = $ENV{PARTHEAL_VALGRIND};
 
 my $node = PartHeal::new_node('retention');
-$node->append_conf('postgresql.conf', "track_commit_timestamp = on\npartheal.naptime = '200ms'\n");
+$node->append_conf('postgresql.conf', "track_commit_timestamp = on\npartheal.naptime = '200ms'\nwal_level = logical\nmax_wal_senders = 4\nmax_replication_slots = 4\n");
 $node->restart;
 my $sql = sub { $node->safe_psql('postgres', shift) };
 $sql->('CREATE EXTENSION partheal');
@@ -173,6 +173,7 @@ is($sql->(q{SELECT count(*) FROM windows('young') WHERE lo < '2002-01-01'}), '0'
   q{\set VERBOSITY verbose
     SELECT partheal_append('young', '{"at": "2001-01-01 00:00:00+00", "body": "too old"}')});
 like($err, qr/ERROR:  PH005/, 'e: with its own SQLSTATE, PH005');
+$log_at = -s $node->logfile;
 $sql->(q{
   CREATE TABLE late (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
   CREATE TABLE late_default PARTITION OF late DEFAULT;
@@ -186,6 +187,14 @@ is($sql->(q{SELECT body FROM ONLY late_default}), 'past the horizon',
   'e: a row past the horizon stays in DEFAULT, inside the drain\'s band or not');
 is($sql->(q{SELECT count(*) FROM windows('late') WHERE hi <= now() - interval '2 days'}), '0',
   'e: and its window is not made');
+ok(defined $within->(q{SELECT default_expired_rows = 1 FROM partheal_stats WHERE parent = 'late'::regclass}, 30),
+  'e: partheal_stats counts it (default_expired_rows)');
+my $phl11 = () = substr(slurp_file($node->logfile), $log_at) =~
+  /PHL11 the DEFAULT partition of "public\.late" holds 1 row older than the retention horizon's window, which starts at .+?: partheal makes no window for them and never drops them/g;
+is($phl11, 1, 'e: and says so once (PHL11)');
+$sql->(q{DELETE FROM late_default});
+ok(defined $within->(q{SELECT default_expired_rows = 0 FROM partheal_stats WHERE parent = 'late'::regclass}, 90),
+  'e: deleted, the count is 0 at the next count, a minute on');
 
 ###########################################################################
 # f. An id-keyed table with a retention of 300 ids: at position 1000, the
@@ -339,6 +348,36 @@ ok(defined $within->(q{SELECT count(*) = 0 FROM pg_inherits WHERE inhrelid = 'cr
   'k: the worker completes it');
 is($sql->(q{SELECT relispartition, (SELECT count(*) FROM cr_new) FROM pg_class WHERE oid = 'cr_new'::regclass}), 'f|1',
   'k: and keeps the table, with its row: its upper bound is after the horizon');
+
+###########################################################################
+# l. A publication of the table through its root, and a subscriber with a
+# plain table of that name: every row written reaches it, in the windows
+# the worker makes as well, and it keeps them when retention detaches and
+# drops their windows here (DDL is not replicated, and a DETACH or DROP
+# deletes no row).
+$sql->(q{
+  CREATE TABLE feed (at timestamptz NOT NULL DEFAULT clock_timestamp(), body text) PARTITION BY RANGE (at);
+  SELECT partheal_manage('feed', interval '1 second', premake => 2, retention => interval '3 seconds');
+  CREATE PUBLICATION feed_pub FOR TABLE feed WITH (publish_via_partition_root = true);
+});
+my $subscriber = PostgreSQL::Test::Cluster->new('subscriber');
+$subscriber->init;
+$subscriber->start;
+$subscriber->safe_psql('postgres', 'CREATE TABLE feed (at timestamptz NOT NULL, body text)');
+my $publisher = $node->connstr() . ' dbname=postgres';
+$subscriber->safe_psql('postgres', "CREATE SUBSCRIPTION feed_sub CONNECTION '$publisher' PUBLICATION feed_pub");
+$subscriber->wait_for_subscription_sync($node, 'feed_sub');
+my $w = PartHeal::start_writers($node, 2, $valgrind ? 4 : 8, q{INSERT INTO feed (body) VALUES ('w');});
+my ($rounds, $failed, @errors) = PartHeal::finish_writers($w);
+is($failed, 0, 'l: no INSERT into the published table failed') or diag(join("\n", @errors));
+ok(defined $within->(q{SELECT dropped_windows >= 3 FROM partheal_stats WHERE parent = 'feed'::regclass}, 30),
+  'l: retention dropped windows of the published table');
+$node->wait_for_catchup('feed_sub');
+my $here = $sql->(q{SELECT count(*) FROM feed});
+cmp_ok($here, '<', $rounds, "l: here the dropped windows' rows are gone ($here of $rounds left)");
+is($subscriber->safe_psql('postgres', 'SELECT count(*) FROM feed'), $rounds,
+  "l: the subscriber has every row written ($rounds), those of dropped windows too");
+$subscriber->stop;
 
 ###########################################################################
 # g. partheal.retention off (read at reload) keeps every window, as after
