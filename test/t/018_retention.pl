@@ -377,6 +377,20 @@ my $here = $sql->(q{SELECT count(*) FROM feed});
 cmp_ok($here, '<', $rounds, "l: here the dropped windows' rows are gone ($here of $rounds left)");
 is($subscriber->safe_psql('postgres', 'SELECT count(*) FROM feed'), $rounds,
   "l: the subscriber has every row written ($rounds), those of dropped windows too");
+# The drain leaves a published table's DEFAULT alone: a move is a DELETE
+# and an INSERT to a subscriber.
+$log_at = -s $node->logfile;
+$sql->(q{
+  CREATE TABLE feed_late (at timestamptz NOT NULL, body text) PARTITION BY RANGE (at);
+  CREATE TABLE feed_late_default PARTITION OF feed_late DEFAULT;
+  INSERT INTO feed_late VALUES (now() - interval '1 day', 'late');
+  CREATE PUBLICATION late_pub FOR TABLE feed_late WITH (publish_via_partition_root = true);
+  SELECT partheal_manage('feed_late', interval '1 day');
+});
+ok($node->wait_for_log(
+    qr/PHL07 partheal: the window FROM \('[^']+'\) TO \('[^']+'\) of "feed_late" was not attached: the table is published for logical replication/,
+    $log_at), 'l: the drain does not move rows of a published table (PHL07)');
+is($sql->(q{SELECT count(*) FROM ONLY feed_late_default}), '1', 'l: they stay in DEFAULT');
 $subscriber->stop;
 
 ###########################################################################
