@@ -156,6 +156,7 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
           if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
         });
         r.parent_held_ms = concurrent ? 0 : since_ms(held_since);
+        r.held_since = held_since;
         r.outcome = concurrent   ? DetachOutcome::kConcurrent
                     : keep_table ? DetachOutcome::kDetached
                                  : DetachOutcome::kDropped;

@@ -27,6 +27,7 @@ struct DetachResult {
   long parent_held_ms = 0;     // up to the end of the call; the hold lasts until commit
   std::string reason;          // why it was left attached
   std::string concurrent_sql;  // kConcurrent: ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY
+  TimestampTz held_since = 0;  // kConcurrent: when the parent's lock was had
 };
 
 // Detaches `partition` from the parent, and drops it unless keep_table, in

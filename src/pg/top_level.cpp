@@ -3,6 +3,7 @@
 #include "pg/boundary.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "nodes/plannodes.h"
 #include "parser/parser.h"
 #include "storage/proc.h"
@@ -10,6 +11,7 @@ extern "C" {
 #include "tcop/utility.h"
 #include "utils/memutils.h"
 #include "utils/portal.h"
+#include "utils/timestamp.h"
 }
 
 namespace partheal::pg {
@@ -20,13 +22,25 @@ namespace {
 // assignments: nothing here can fail or needs PostgreSQL. The caller's
 // memory context may have gone with a transaction the command committed:
 // it goes on in the transaction open now.
+// When the first transaction committed during a call, noted by a
+// transaction callback that only reads the clock.
+bool watching = false;
+TimestampTz first_commit = 0;
+
+void on_xact(XactEvent event, void*) noexcept {
+  if (watching && event == XACT_EVENT_COMMIT && first_commit == 0)
+    first_commit = GetCurrentTimestamp();
+}
+
 struct Restore {
   MemoryContext portal_context = PortalContext;
   int lock_timeout = LockTimeout;
   ~Restore() {
+    watching = false;
     PortalContext = portal_context;
     LockTimeout = lock_timeout;
-    CurrentMemoryContext = TopTransactionContext;
+    CurrentMemoryContext =
+        TopTransactionContext != nullptr ? TopTransactionContext : TopMemoryContext;
   }
 };
 
@@ -48,13 +62,20 @@ MemoryContext command_context() {
 
 }  // namespace
 
-void run_top_level(const std::string& sql, long lock_timeout_ms) {
+TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms) {
+  static bool registered = false;
+  if (!registered) {
+    guard([] { RegisterXactCallback(on_xact, nullptr); });
+    registered = true;
+  }
   MemoryContext cxt = command_context();
   Restore restore;
   const char* text = sql.c_str();
   const int timeout = static_cast<int>(Max(1L, Min(lock_timeout_ms, long{INT_MAX})));
   guard([&] { MemoryContextReset(cxt); });
   CurrentMemoryContext = cxt;
+  first_commit = 0;
+  watching = true;
   guard([&] {
     char* query = pstrdup(text);
     RawStmt* raw = linitial_node(RawStmt, raw_parser(query, RAW_PARSE_DEFAULT));
@@ -71,6 +92,7 @@ void run_top_level(const std::string& sql, long lock_timeout_ms) {
     ProcessUtility(stmt, query, false, PROCESS_UTILITY_TOPLEVEL, nullptr, nullptr, None_Receiver,
                    &qc);
   });
+  return first_commit;
 }
 
 }  // namespace partheal::pg

@@ -8,6 +8,10 @@
 
 #include "pg/postgres.hpp"
 
+extern "C" {
+#include "datatype/timestamp.h"
+}
+
 namespace partheal::pg {
 
 // Runs `sql`, one utility statement, as exec_simple_query would: parsed,
@@ -20,6 +24,9 @@ namespace partheal::pg {
 // lock_timeout_ms bounds every lock wait of the command, in each of its
 // transactions: it is set on the process's lock_timeout for the call, not
 // with SET, which the command's own commit or abort would keep or undo.
-void run_top_level(const std::string& sql, long lock_timeout_ms);
+//
+// Returns when the first transaction that committed during the call did
+// (0 for none): the locks taken before the call were held until then.
+TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms);
 
 }  // namespace partheal::pg

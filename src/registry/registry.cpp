@@ -3,8 +3,9 @@
 #include <iterator>
 #include <unordered_map>
 
-#include "registry/table_state.hpp"
+#include "registry/config_table_internal.hpp"
 #include "registry/registry.hpp"
+#include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/guc_level.hpp"
@@ -58,16 +59,10 @@ bool registrations_stale = false;  // every entry: re-read the config table
 bool sweep_due = false;            // some entry may belong to a dropped table
 uint64_t forgotten = 0;
 
-// The config table as last read. Its invalidation (partheal_manage and
-// partheal_unmanage send one; DROP EXTENSION drops it) makes every cached
-// registration stale. A parent's own invalidation, which every ATTACH sends,
-// needs no SQL to answer.
-Oid config_relid = InvalidOid;
-
 // Runs inside PostgreSQL's invalidation processing: marks, never allocates
 // and never frees (a Relation of an entry's table may be in use right now).
 void on_relcache_invalidation(Datum, Oid relid) noexcept {
-  if (relid == InvalidOid || relid == config_relid) {
+  if (relid == InvalidOid || relid == last_config_relid()) {
     registrations_stale = true;
     sweep_due = true;
     return;
@@ -110,234 +105,7 @@ void sweep() {
   if (entries.size() != before) ++forgotten;
 }
 
-struct ExtensionRow {
-  Oid owner;
-  Oid schema;
-};
-
-// pg_extension's row for partheal. PostgreSQL 15 exports no lookup of an
-// extension's schema, so the catalog is read directly.
-ExtensionRow extension_row() {
-  ExtensionRow row{InvalidOid, InvalidOid};
-  bool found = guard([&] {
-    Relation rel = table_open(ExtensionRelationId, AccessShareLock);
-    ScanKeyData key;
-    ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
-                CStringGetDatum("partheal"));
-    SysScanDesc scan = systable_beginscan(rel, ExtensionNameIndexId, true, nullptr, 1, &key);
-    HeapTuple tuple = systable_getnext(scan);
-    bool ok = HeapTupleIsValid(tuple);
-    if (ok) {
-      auto* ext = reinterpret_cast<Form_pg_extension>(GETSTRUCT(tuple));
-      row.owner = ext->extowner;
-      row.schema = ext->extnamespace;
-    }
-    systable_endscan(scan);
-    table_close(rel, AccessShareLock);
-    return ok;
-  });
-  if (!found)
-    fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-         "extension \"partheal\" is not installed in this database", {},
-         "Run CREATE EXTENSION partheal.");
-  return row;
-}
-
 }  // namespace
-
-Oid extension_schema() {
-  return extension_row().schema;
-}
-
-std::string extension_schema_sql() {
-  Oid schema = extension_row().schema;
-  return guard([&] {
-    config_relid = get_relname_relid("partheal_config", schema);
-    return quote_identifier(get_namespace_name(schema));
-  });
-}
-
-namespace {
-
-// The config table's rows (only relid's, unless InvalidOid), read with a
-// snapshot taken now, not the transaction's: under REPEATABLE READ the
-// transaction snapshot can predate a registration another session has
-// changed or removed since, and what is read here is cached beyond this
-// transaction. As catalogs are read, the rows are as committed now.
-std::vector<std::pair<Oid, Config>> read_config(Oid only) {
-  // The config table's columns, by number: the same in a fresh install and
-  // after every update script.
-  enum Column {
-    kParent = 1,
-    kSize,
-    kPercent,
-    kPremake,
-    kInterval,
-    kZone,
-    kRetention,
-    kKeepTable,
-    kDrain,
-    kRetentionIds
-  };
-  struct Row {
-    Oid parent;
-    int64 size;
-    int32 percent;
-    int32 premake;
-    bool by_time;
-    bool drain;
-    bool keep_table;
-    int64 retention_ids;
-    Interval interval;
-    Interval retention;
-    char zone[partitions::kZoneNameSize];
-  };
-  Oid schema = extension_row().schema;
-  // Gathered in palloc'd memory: nothing inside the guard may throw.
-  Row* found = nullptr;
-  int count = guard([&] {
-    config_relid = get_relname_relid("partheal_config", schema);
-    if (!OidIsValid(config_relid))
-      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                      errmsg("partheal_config is missing from the extension's schema")));
-    Relation rel = table_open(config_relid, AccessShareLock);
-    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
-    ScanKeyData key;
-    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(only));
-    SysScanDesc scan =
-        systable_beginscan(rel, InvalidOid, false, snapshot, OidIsValid(only) ? 1 : 0, &key);
-    TupleDesc desc = RelationGetDescr(rel);
-    // A config table an update has not reached yet (ALTER EXTENSION UPDATE
-    // pending) has only the first three columns.
-    const bool has_time = desc->natts >= kZone;
-    const bool has_drain = desc->natts >= kDrain;
-    int n = 0, room = 16;
-    found = static_cast<Row*>(palloc0(sizeof(Row) * room));
-    HeapTuple tuple;
-    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
-      bool null_parent = false, null_size = false, null_percent = false, null_premake = true,
-           null_interval = true, null_zone = true;
-      Datum parent = heap_getattr(tuple, kParent, desc, &null_parent);
-      Datum size = heap_getattr(tuple, kSize, desc, &null_size);
-      Datum percent = heap_getattr(tuple, kPercent, desc, &null_percent);
-      Datum premake = 0, interval = 0, zone = 0;
-      if (has_time) {
-        premake = heap_getattr(tuple, kPremake, desc, &null_premake);
-        interval = heap_getattr(tuple, kInterval, desc, &null_interval);
-        zone = heap_getattr(tuple, kZone, desc, &null_zone);
-      }
-      if (null_parent || (null_size && null_interval)) continue;
-      if (n == room) {
-        found = static_cast<Row*>(repalloc(found, sizeof(Row) * room * 2));
-        memset(found + room, 0, sizeof(Row) * room);
-        room *= 2;
-      }
-      Row& row = found[n++];
-      row.parent = DatumGetObjectId(parent);
-      row.size = null_size ? 0 : DatumGetInt64(size);
-      row.percent = null_percent ? 0 : DatumGetInt32(percent);
-      row.premake = null_premake ? 4 : DatumGetInt32(premake);
-      row.by_time = !null_interval;
-      // A catalog older than 0.6 has no switch: not drained until updated.
-      row.drain = false;
-      if (has_time) {
-        bool null_retention = true, null_keep = true;
-        Datum retention = heap_getattr(tuple, kRetention, desc, &null_retention);
-        Datum keep = heap_getattr(tuple, kKeepTable, desc, &null_keep);
-        if (!null_retention) row.retention = *DatumGetIntervalP(retention);
-        row.keep_table = !null_keep && DatumGetBool(keep);
-      }
-      if (has_drain) {
-        bool null_drain = true;
-        Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);
-        row.drain = null_drain || DatumGetBool(drain);
-      }
-      if (desc->natts >= kRetentionIds) {
-        bool null_ids = true;
-        Datum ids = heap_getattr(tuple, kRetentionIds, desc, &null_ids);
-        row.retention_ids = null_ids ? 0 : DatumGetInt64(ids);
-      }
-      if (!null_interval) row.interval = *DatumGetIntervalP(interval);
-      if (!null_zone) text_to_cstring_buffer(DatumGetTextPP(zone), row.zone, sizeof(row.zone));
-    }
-    systable_endscan(scan);
-    UnregisterSnapshot(snapshot);
-    table_close(rel, AccessShareLock);
-    return n;
-  });
-  std::vector<std::pair<Oid, Config>> rows;
-  for (int i = 0; i < count; ++i) {
-    const Row& r = found[i];
-    Config c;
-    c.partition_size = r.size;
-    c.mark_percent = r.percent;
-    c.premake = r.premake;
-    c.by_time = r.by_time;
-    c.interval_months = r.interval.month;
-    c.interval_days = r.interval.day;
-    c.interval_us = r.interval.time;
-    c.time_zone = r.zone[0] != '\0' ? r.zone : "UTC";
-    c.drain_default = r.drain;
-    c.retention_months = r.retention.month;
-    c.retention_days = r.retention.day;
-    c.retention_us = r.retention.time;
-    c.retention_keep_table = r.keep_table;
-    c.retention_ids = r.retention_ids;
-    rows.emplace_back(r.parent, c);
-  }
-  pg::guard([&] { pfree(found); });
-  return rows;
-}
-
-}  // namespace
-
-namespace {
-
-// The config table's column count: older catalogs (ALTER EXTENSION UPDATE
-// not yet run under a newer library) have fewer.
-int config_columns() {
-  Oid schema = extension_row().schema;
-  return guard([&] {
-    Oid relid = get_relname_relid("partheal_config", schema);
-    if (!OidIsValid(relid)) return 0;
-    Relation rel = table_open(relid, AccessShareLock);
-    int n = RelationGetDescr(rel)->natts;
-    table_close(rel, AccessShareLock);
-    return n;
-  });
-}
-
-}  // namespace
-
-bool config_has_time_columns() {
-  return config_columns() >= 6;
-}
-
-bool config_has_drain_column() {
-  return config_columns() >= 10;
-}
-
-std::optional<Config> configured(Oid relid) {
-  std::vector<std::pair<Oid, Config>> rows = read_config(relid);
-  if (rows.empty()) return std::nullopt;
-  return rows.front().second;
-}
-
-std::optional<std::vector<Oid>> registered_tables_nowait() {
-  Oid schema = extension_row().schema;
-  bool locked = guard([&] {
-    Oid relid = get_relname_relid("partheal_config", schema);
-    return relid != InvalidOid && ConditionalLockRelationOid(relid, AccessShareLock);
-  });
-  if (!locked) return std::nullopt;
-  return registered_tables();
-}
-
-std::vector<Oid> registered_tables() {
-  std::vector<Oid> relids;
-  for (const auto& [relid, config] : read_config(InvalidOid)) relids.push_back(relid);
-  return relids;
-}
 
 uint64_t forgotten_count() {
   return forgotten;
@@ -439,7 +207,8 @@ bool ManagedTable::drains_default() const {
 
 void registrations_changed() {
   // Sent at commit to every backend: all of them re-read the config table.
-  if (config_relid != InvalidOid) guard([] { CacheInvalidateRelcacheByRelid(config_relid); });
+  const Oid config = last_config_relid();
+  if (config != InvalidOid) guard([&] { CacheInvalidateRelcacheByRelid(config); });
 }
 
 void as_extension_owner(void (*f)(void*), void* ctx) {

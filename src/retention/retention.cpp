@@ -223,9 +223,14 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
           // Outside SPI and partheal's GUC level, which retire_one has left:
           // the command commits its first transaction itself.
           step.concurrent = true;
+          TimestampTz first_commit = 0;
           pg::as_role_across_transactions(step.owner, [&] {
-            pg::run_top_level(step.result.concurrent_sql, settings::attach_lock_budget_ms());
+            first_commit =
+                pg::run_top_level(step.result.concurrent_sql, settings::attach_lock_budget_ms());
           });
+          if (first_commit != 0)
+            step.result.parent_held_ms =
+                TimestampDifferenceMilliseconds(step.result.held_since, first_commit);
           step.result.outcome = attach::DetachOutcome::kDetached;
         },
         "partheal: retention");
@@ -304,7 +309,10 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
         const std::string how =
             step.finalized ? "completed a pending DETACH CONCURRENTLY (FINALIZE)"
             : step.concurrent
-                ? "detached it concurrently: writers and readers of the parent never waited"
+                ? fmt::format(
+                      "detached it concurrently: the parent was locked for {} ms against "
+                      "writers (SHARE, up to its first commit), never against readers",
+                      step.result.parent_held_ms)
                 : fmt::format("the parent was locked for {} ms", step.result.parent_held_ms);
         pg::report(
             LOG, 0,

@@ -46,7 +46,7 @@ is($sql->(q{SELECT count(*) FROM windows('ticks') WHERE lo <= now() - interval '
 my $dropped = $sql->(q{SELECT dropped_windows FROM partheal_stats WHERE parent = 'ticks'::regclass});
 cmp_ok($dropped, '>=', 5, "a: partheal_stats counts the windows dropped ($dropped)");
 my $log = substr(slurp_file($node->logfile), $log_at);
-my $phl09 = () = $log =~ /PHL09 retention detached "public\.ticks_p\d{8}_\d{6}" FOR VALUES FROM \('[^']+'\) TO \('[^']+'\) from "public\.ticks" and dropped it: its upper bound is at or before the horizon, [^;]+; detached it concurrently: writers and readers of the parent never waited/g;
+my $phl09 = () = $log =~ /PHL09 retention detached "public\.ticks_p\d{8}_\d{6}" FOR VALUES FROM \('[^']+'\) TO \('[^']+'\) from "public\.ticks" and dropped it: its upper bound is at or before the horizon, [^;]+; detached it concurrently: the parent was locked for \d+ ms against writers \(SHARE, up to its first commit\), never against readers/g;
 cmp_ok($phl09, '>=', $dropped, "a: each is logged (PHL09, $phl09 lines)");
 is($sql->(q{SELECT count(*) FROM pg_class WHERE relname LIKE 'ticks\_p%' AND NOT relispartition}), '0',
   'a: and no table is left behind');
