@@ -183,8 +183,8 @@ CREATE VIEW @extschema@.partheal_stats AS
          coalesce(d.dropped_windows, 0) AS dropped_windows,
          coalesce(d.detached_windows, 0) AS detached_windows,
          -- Rows in DEFAULT older than the retention horizon's window, as
-         -- the drain last counted them (once a minute, up to a million and
-         -- one): partheal makes no window for them and never drops them.
+         -- the drain last counted them (once a minute, up to 10,001):
+         -- partheal makes no window for them and never drops them.
          d.default_expired_rows
     FROM @extschema@.partheal_config c
     LEFT JOIN @extschema@.partheal_table_state() s

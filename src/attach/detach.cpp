@@ -118,11 +118,15 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
   // out of every later statement, those of transactions already open too:
   // one that wrote into it and writes again (a heal's rerun of ids drawn
   // before the window fell due) would find no partition. So the parent is
-  // polled for in SHARE, a moment with no writer's transaction open, and
+  // polled for in SHARE ROW EXCLUSIVE, a moment with no writer's transaction open, and
   // held so up to that commit: writers wait for the first transaction's
-  // catalog change only, readers not at all.
-  LockSet set = concurrent ? LockSet{{p.relid, ShareLock}, {partition, ShareUpdateExclusiveLock}}
-                           : detach_lock_set(p, partition);
+  // catalog change only, readers not at all. SHARE ROW EXCLUSIVE, not
+  // SHARE: it also conflicts with what SHARE UPDATE EXCLUSIVE does, which
+  // the command asks for on the parent later, so that nothing (a CREATE
+  // INDEX's SHARE) can come in between and close a cycle.
+  LockSet set =
+      concurrent ? LockSet{{p.relid, ShareRowExclusiveLock}, {partition, ShareUpdateExclusiveLock}}
+                 : detach_lock_set(p, partition);
   if (!concurrent) set.insert(set.end(), tree.begin(), tree.end());
   std::string last = "the locks were taken whenever partheal looked";
   const int attempts = settings::attach_lock_attempts;
@@ -192,17 +196,23 @@ void lock_within_budget(Oid relid, LOCKMODE mode) {
 
 }  // namespace
 
-void finalize_detach(const Parent& p, Oid partition, bool drop) {
+std::string prepare_finalize(const Parent& p, Oid partition) {
   // FINALIZE's own locks, taken by OID first so that the names are read
-  // under them; then FINALIZE waits, within lock_timeout too, for the
+  // under them; FINALIZE then waits, within the same bounds, for the
   // snapshots older than its own.
   lock_within_budget(p.relid, ShareUpdateExclusiveLock);
   lock_within_budget(partition, AccessExclusiveLock);
-  const std::string table = qualified(partition);
-  const std::string parent = qualified(p.relid);
-  pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {} FINALIZE", parent, table),
-                   SPI_OK_UTILITY);
-  if (drop) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
+  return fmt::format("ALTER TABLE {} DETACH PARTITION {} FINALIZE", qualified(p.relid),
+                     qualified(partition));
+}
+
+bool detach_running_elsewhere() {
+  return pg::spi::execute(
+             "SELECT 1 FROM pg_catalog.pg_stat_activity WHERE pid OPERATOR(pg_catalog.<>) "
+             "pg_catalog.pg_backend_pid() AND datname OPERATOR(pg_catalog.=) "
+             "pg_catalog.current_database() AND state OPERATOR(pg_catalog.=) 'active' AND "
+             "query OPERATOR(pg_catalog.~*) 'detach[[:space:]]+partition' LIMIT 1",
+             SPI_OK_SELECT, {}, true) > 0;
 }
 
 void drop_detached(Oid table) {

@@ -40,21 +40,28 @@ struct DetachResult {
 // foreign keys to other tables, or a view on it would make the DROP that
 // follows in a later transaction fail), nothing is detached here: the
 // result is kConcurrent, with the locks that command takes polled for and
-// held (and SHARE on the parent: no writer's transaction is open), and the
+// held (and SHARE ROW EXCLUSIVE on the parent: no writer's transaction is open), and the
 // statement to run through pg::run_top_level in this same transaction.
 // Readers of the parent never wait for that command, writers only for its
 // first transaction's catalog change; its second waits, within
 // lock_timeout, for the transactions that still use the parent.
 DetachResult detach_partition(const Parent& parent, Oid partition, bool keep_table);
 
-// Completes a DETACH ... CONCURRENTLY that stopped between its transactions
-// (ALTER TABLE ... DETACH PARTITION ... FINALIZE), and drops the table when
-// `drop`, in the caller's transaction, each lock wait within the attach's
-// lock budget. Needs what detach_partition needs.
-void finalize_detach(const Parent& parent, Oid partition, bool drop);
+// Readies the completion of a DETACH ... CONCURRENTLY that stopped between
+// its transactions: takes its locks, each wait within the attach's lock
+// budget, and returns ALTER TABLE ... DETACH PARTITION ... FINALIZE, to run
+// through pg::run_top_level in this same transaction (which bounds its wait
+// for older snapshots). Needs what detach_partition needs.
+std::string prepare_finalize(const Parent& parent, Oid partition);
 
-// Drops a table that a DETACH ... CONCURRENTLY left, its lock wait within
-// the attach's lock budget. Needs what detach_partition needs.
+// True while another session of this database runs a DETACH PARTITION: a
+// DETACH CONCURRENTLY waiting in its second transaction holds no lock, and
+// a FINALIZE of its detach would make it fail.
+bool detach_running_elsewhere();
+
+// Drops a table that DETACH ... CONCURRENTLY or FINALIZE detached, in the
+// same transaction, its lock wait within the attach's lock budget. Needs
+// what detach_partition needs.
 void drop_detached(Oid table);
 
 }  // namespace partheal::attach

@@ -73,7 +73,7 @@ struct TableWatch {
 // How often, and how far, the rows past the horizon are counted: a scan of
 // DEFAULT under ACCESS SHARE, which no writer waits for, stopped at the cap.
 constexpr long kExpiredCountMs = 60000;
-constexpr int64 kExpiredCap = 1000000;
+constexpr int64 kExpiredCap = 10000;
 std::map<Oid, TableWatch>& table_watches() {
   static auto* m = new std::map<Oid, TableWatch>();
   return *m;

@@ -10,7 +10,10 @@ extern "C" {
 #include "tcop/dest.h"
 #include "tcop/utility.h"
 #include "utils/memutils.h"
+#include "miscadmin.h"
 #include "utils/portal.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 }
 
@@ -35,8 +38,15 @@ void on_xact(XactEvent event, void*) noexcept {
 struct Restore {
   MemoryContext portal_context = PortalContext;
   int lock_timeout = LockTimeout;
+  bool deadline = false;
   ~Restore() {
     watching = false;
+    // The deadline off, and a cancel it raised too late to stop the
+    // command dropped, so that it cannot stop the worker's next work.
+    if (deadline) {
+      disable_timeout(STATEMENT_TIMEOUT, false);
+      if (get_timeout_indicator(STATEMENT_TIMEOUT, true)) QueryCancelPending = false;
+    }
     PortalContext = portal_context;
     LockTimeout = lock_timeout;
     CurrentMemoryContext =
@@ -87,10 +97,18 @@ TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms) {
     stmt->stmt_len = raw->stmt_len;
     PortalContext = cxt;
     LockTimeout = timeout;
+    // Each lock wait is bounded by lock_timeout, the whole command by twice
+    // that: its second transaction waits for each older transaction in
+    // turn, one lock wait each.
+    enable_timeout_after(STATEMENT_TIMEOUT, Min(timeout, INT_MAX / 2) * 2);
+    restore.deadline = true;
     QueryCompletion qc;
     InitializeQueryCompletion(&qc);
     ProcessUtility(stmt, query, false, PROCESS_UTILITY_TOPLEVEL, nullptr, nullptr, None_Receiver,
                    &qc);
+    // A command that committed inside popped the snapshot it was given:
+    // the transaction it leaves open gets one, as the caller's began with.
+    if (!ActiveSnapshotSet()) PushActiveSnapshot(GetTransactionSnapshot());
   });
   return first_commit;
 }

@@ -19,11 +19,14 @@ namespace partheal::pg {
 // Needs a transaction just begun (not a block, no subtransaction, no SPI
 // connection) with one active snapshot pushed, which the command may pop
 // and commit; returns in a transaction (perhaps a later one) that the
-// caller commits, with no active snapshot of the command's left.
+// caller commits, with one active snapshot pushed (a new one after an
+// inner commit), so that SPI may run in it and the caller's commit pops it.
 //
 // lock_timeout_ms bounds every lock wait of the command, in each of its
 // transactions: it is set on the process's lock_timeout for the call, not
 // with SET, which the command's own commit or abort would keep or undo.
+// Twice that bounds the whole command (statement_timeout's timer, 57014):
+// a wait for several transactions in turn is several lock waits.
 //
 // Returns when the first transaction that committed during the call did
 // (0 for none): the locks taken before the call were held until then.

@@ -65,6 +65,13 @@ std::map<Oid, std::string>& last_errors() {
   static auto* m = new std::map<Oid, std::string>();
   return *m;
 }
+// Windows whose DROP failed after their detach had committed, or in the
+// same transaction as their FINALIZE: completed next without the DROP, and
+// kept as plain tables, so that the table's retention goes on.
+std::map<std::pair<Oid, Oid>, std::string>& drop_failures() {
+  static auto* m = new std::map<std::pair<Oid, Oid>, std::string>();
+  return *m;
+}
 
 void back_off(BackOff& b) {
   b.retry_ms = b.retry_ms == 0 ? kFirstRetryMs : Min(b.retry_ms * 2, kMaxRetryMs);
@@ -77,6 +84,16 @@ bool backing_off(Oid relid, Oid partition) {
          it->second.retry_at > pg::guard([] { return GetCurrentTimestamp(); });
 }
 
+// The worker's own user, put back when this goes: a plain setter, which
+// cannot fail.
+struct RestoreUser {
+  Oid user = InvalidOid;
+  int context = 0;
+  RestoreUser() { GetUserIdAndSecContext(&user, &context); }
+  void put_back() const { SetUserIdAndSecContext(user, context); }
+  ~RestoreUser() { put_back(); }
+};
+
 struct Step {
   bool tried = false;
   Oid partition = InvalidOid;
@@ -84,10 +101,13 @@ struct Step {
   std::string bounds;  // FOR VALUES FROM (...) TO (...)
   std::string horizon;
   bool foreign = false;
-  bool finalized = false;   // a pending DETACH CONCURRENTLY completed (FINALIZE)
-  bool concurrent = false;  // DETACH CONCURRENTLY run, its DROP to follow
-  bool keep = false;        // retention_keep_table
-  bool due = true;          // false: a pending detach of a window inside the period
+  bool finalized = false;     // a pending DETACH CONCURRENTLY completed (FINALIZE)
+  bool concurrent = false;    // DETACH CONCURRENTLY run, its DROP to follow
+  bool keep = false;          // retention_keep_table
+  bool due = true;            // false: a pending detach of a window inside the period
+  bool drop = false;          // the top-level command's DROP follows in its transaction
+  std::string top_level_sql;  // DETACH CONCURRENTLY or FINALIZE, run outside SPI
+  bool ran_top_level = false;
   Oid owner = InvalidOid;
   attach::DetachResult result;
 };
@@ -151,16 +171,20 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     // its partition is out of the table already. Dropped only when due.
     if (pending) {
       if (backing_off(relid, pending->relid)) return step;
+      // A DETACH CONCURRENTLY still waiting in its second transaction holds
+      // no lock: its own end completes it.
+      if (attach::detach_running_elsewhere()) return step;
       describe(*pending);
       step.finalized = true;
       attempting = pending->relid;
       step.due = due(*pending);
-      const bool drop = step.due && !c.retention_keep_table;
+      step.keep = c.retention_keep_table;
+      step.drop = step.due && !c.retention_keep_table &&
+                  drop_failures().count({relid, pending->relid}) == 0;
       attach::Parent p = attach::describe_parent(relid);
       const Oid partition = pending->relid;
-      pg::as_role(p.owner, [&] { attach::finalize_detach(p, partition, drop); });
-      step.result.outcome =
-          drop ? attach::DetachOutcome::kDropped : attach::DetachOutcome::kDetached;
+      pg::as_role(p.owner, [&] { step.top_level_sql = attach::prepare_finalize(p, partition); });
+      step.owner = p.owner;
       return step;
     }
     // In bound order: once one ends past the horizon, every later one does.
@@ -180,6 +204,11 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       });
       step.owner = p.owner;
       step.keep = c.retention_keep_table;
+      if (step.result.outcome == attach::DetachOutcome::kConcurrent) {
+        step.concurrent = true;
+        step.top_level_sql = step.result.concurrent_sql;
+        step.drop = !step.keep;
+      }
       return step;
     }
     return step;
@@ -208,46 +237,70 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
     it = retained(it->first) ? std::next(it) : said_left().erase(it);
   for (auto it = last_errors().begin(); it != last_errors().end();)
     it = retained(it->first) ? std::next(it) : last_errors().erase(it);
+  for (auto it = drop_failures().begin(); it != drop_failures().end();)
+    it = retained(it->first.first) ? std::next(it) : drop_failures().erase(it);
   bool any = false;
   for (Oid relid : tables) {
     worker::serve_heal_requests(dboid);
     Step step;
     std::optional<Oid> attempting;
-    Oid worker_user = InvalidOid;
-    int worker_context = 0;
-    GetUserIdAndSecContext(&worker_user, &worker_context);
-    error = worker::in_transaction(
-        [&] {
-          step = retire_one(relid, attempting);
-          if (step.result.outcome != attach::DetachOutcome::kConcurrent) return;
-          // Outside SPI and partheal's GUC level, which retire_one has left:
-          // the command commits its first transaction itself.
-          step.concurrent = true;
-          TimestampTz first_commit = 0;
-          pg::as_role_across_transactions(step.owner, [&] {
-            first_commit =
-                pg::run_top_level(step.result.concurrent_sql, settings::attach_lock_budget_ms());
-          });
-          if (first_commit != 0)
-            step.result.parent_held_ms =
-                TimestampDifferenceMilliseconds(step.result.held_since, first_commit);
-          step.result.outcome = attach::DetachOutcome::kDetached;
-        },
-        "partheal: retention");
-    // The abort of a transaction the command began puts back the user that
-    // transaction began with, the owner's: the worker goes on as itself.
-    SetUserIdAndSecContext(worker_user, worker_context);
-    if (error && step.concurrent) {
-      // Its first transaction, committed, may have left the partition
-      // detach-pending: out of the table, completed by FINALIZE at a later
-      // poll. Backing off, that poll waits for a lock timeout's worth of the
-      // transactions it had to wait for.
-      pg::report(LOG, error->sqlerrcode(),
-                 fmt::format("{} retention's DETACH CONCURRENTLY of {} from {} stopped: {}",
-                             errors::kLogRetentionLeft, step.label, pg::relation_label(relid),
-                             error->what()),
-                 {"A transaction that used the table was older than the detach.",
-                  "partheal completes the detach (FINALIZE) at a later poll."});
+    // The abort of a transaction a top-level command began puts back the
+    // user that transaction began with, the owner's: the worker's own is put
+    // back after every abort, whatever ended the transaction.
+    RestoreUser worker_user;
+    try {
+      error = worker::in_transaction(
+          [&] {
+            step = retire_one(relid, attempting);
+            if (step.top_level_sql.empty()) return;
+            // Outside SPI and partheal's GUC level, which retire_one has left:
+            // DETACH CONCURRENTLY commits its first transaction itself.
+            step.ran_top_level = true;
+            TimestampTz first_commit = 0;
+            pg::as_role_across_transactions(step.owner, [&] {
+              first_commit =
+                  pg::run_top_level(step.top_level_sql, settings::attach_lock_budget_ms());
+            });
+            if (step.concurrent && first_commit != 0)
+              step.result.parent_held_ms =
+                  TimestampDifferenceMilliseconds(step.result.held_since, first_commit);
+            // In the command's last transaction, which holds the window ACCESS
+            // EXCLUSIVE: a DROP that fails takes that transaction back, and
+            // the detach is left pending for FINALIZE.
+            if (step.drop) {
+              const Oid partition = step.partition;
+              const Oid owner = step.owner;
+              pg::with_own_sql(
+                  {}, [&] { pg::as_role(owner, [&] { attach::drop_detached(partition); }); });
+            }
+            step.result.outcome =
+                step.drop ? attach::DetachOutcome::kDropped : attach::DetachOutcome::kDetached;
+          },
+          "partheal: retention");
+    } catch (...) {
+      worker::detail::abort(true);
+      throw;
+    }
+    worker_user.put_back();
+    if (error && step.ran_top_level) {
+      // DETACH CONCURRENTLY's first transaction, committed, may have left
+      // the partition detach-pending: out of the table, completed by
+      // FINALIZE at a later poll. A DROP that failed otherwise than by
+      // waiting is left out of it then.
+      const int code = error->sqlerrcode();
+      const bool waited = code == ERRCODE_LOCK_NOT_AVAILABLE ||
+                          code == ERRCODE_T_R_DEADLOCK_DETECTED || code == ERRCODE_QUERY_CANCELED;
+      if (!waited && step.drop) drop_failures()[{relid, step.partition}] = error->what();
+      if (last_errors()[relid] != error->what()) {
+        last_errors()[relid] = error->what();
+        pg::report(
+            LOG, code,
+            fmt::format("{} retention's {} of {} from {} stopped: {}", errors::kLogRetentionLeft,
+                        step.concurrent ? "DETACH CONCURRENTLY" : "FINALIZE", step.label,
+                        pg::relation_label(relid), error->what()),
+            {waited ? "A transaction that used the table was older than the detach." : "",
+             "partheal completes the detach (FINALIZE) at a later poll, backing off."});
+      }
       back_off(back_offs()[{relid, step.partition}]);
       continue;
     }
@@ -262,26 +315,15 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
       continue;
     }
     if (!step.tried) continue;
-    // DETACH CONCURRENTLY committed: the DROP follows in a transaction of its
-    // own. One that fails leaves a plain table, no longer the table's.
-    if (step.concurrent && !step.keep) {
-      const Oid partition = step.partition;
-      const Oid owner = step.owner;
-      std::optional<PgError> dropped = worker::in_transaction(
-          [&] {
-            pg::with_own_sql(
-                {}, [&] { pg::as_role(owner, [&] { attach::drop_detached(partition); }); });
-          },
-          "partheal: retention");
-      if (dropped) {
-        pg::report(LOG, dropped->sqlerrcode(),
-                   fmt::format("{} retention detached {} {} from {} but could not drop it: {}",
-                               errors::kLogRetentionLeft, step.label, step.bounds,
-                               pg::relation_label(relid), dropped->what()),
-                   {"It is a plain table now, no longer a partition.", "Drop it yourself."});
-      } else {
-        step.result.outcome = attach::DetachOutcome::kDropped;
-      }
+    // Completed without the DROP that had failed: said, and kept.
+    auto failed_drop = drop_failures().find({relid, step.partition});
+    if (step.finalized && failed_drop != drop_failures().end()) {
+      pg::report(LOG, 0,
+                 fmt::format("{} retention detached {} {} from {} but could not drop it: {}",
+                             errors::kLogRetentionLeft, step.label, step.bounds,
+                             pg::relation_label(relid), failed_drop->second),
+                 {"It is a plain table now, no longer a partition.", "Drop it yourself."});
+      drop_failures().erase(failed_drop);
     }
     last_errors().erase(relid);
     // Left while referenced or foreign: looked at again in a minute, said

@@ -350,6 +350,62 @@ is($sql->(q{SELECT relispartition, (SELECT count(*) FROM cr_new) FROM pg_class W
   'k: and keeps the table, with its row: its upper bound is after the horizon');
 
 ###########################################################################
+# m. A user's DETACH CONCURRENTLY still waiting in its second transaction is
+# left to finish: the worker does not FINALIZE it under it. And a DROP that
+# fails after DETACH CONCURRENTLY (an event trigger refuses it) takes its
+# transaction back; the detach is completed without it, the window kept as
+# a plain table and said (PHL10), and the table's retention goes on.
+$sql->(q{
+  CREATE TABLE um (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE um_mid (LIKE um);
+  ALTER TABLE um ATTACH PARTITION um_mid FOR VALUES FROM (now() - interval '1 day') TO (now() + interval '1 day');
+  SELECT partheal_manage('um', interval '1 day', retention => interval '2 days');
+});
+$reader = $node->background_psql('postgres');
+$reader->query_safe(q{BEGIN; SELECT count(*) FROM um});
+my $detacher = $node->background_psql('postgres');
+$detacher->query_until(qr/started/, q{\echo started
+ALTER TABLE um DETACH PARTITION um_mid CONCURRENTLY;
+\echo detached
+});
+ok(defined $within->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'um_mid'::regclass}, 10),
+  'm: a user\'s DETACH CONCURRENTLY waits in its second transaction');
+sleep 2;
+is($sql->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'um_mid'::regclass}), 't',
+  'm: the worker leaves it pending for two seconds of polls');
+$reader->query_safe('COMMIT');
+$reader->quit;
+ok($detacher->query_until(qr/detached/, ''), 'm: and the user\'s command completes itself');
+$detacher->quit;
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'um_mid'::regclass}), '0', 'm: detached');
+
+$log_at = -s $node->logfile;
+$sql->(q{
+  CREATE FUNCTION refuse_drop() RETURNS event_trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects() WHERE object_identity = 'public.nd_old') THEN
+      RAISE EXCEPTION 'nd_old is not to be dropped';
+    END IF;
+  END $$;
+  CREATE EVENT TRIGGER refuse_drop ON sql_drop EXECUTE FUNCTION refuse_drop();
+  CREATE TABLE nd (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
+  CREATE TABLE nd_old (LIKE nd);
+  ALTER TABLE nd ATTACH PARTITION nd_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
+  CREATE TABLE nd_newer (LIKE nd);
+  ALTER TABLE nd ATTACH PARTITION nd_newer FOR VALUES FROM (now() - interval '20 days') TO (now() - interval '10 days');
+  SELECT partheal_manage('nd', interval '1 day', retention => interval '2 days');
+});
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_inherits WHERE inhrelid = 'nd_old'::regclass}, 30),
+  'm: a window whose DROP an event trigger refuses is detached all the same');
+is($sql->(q{SELECT relispartition FROM pg_class WHERE oid = 'nd_old'::regclass}), 'f', 'm: and kept as a plain table');
+like(substr(slurp_file($node->logfile), $log_at),
+  qr/PHL10 retention detached "public\.nd_old" FOR VALUES .* from "public\.nd" but could not drop it: nd_old is not to be dropped/,
+  'm: said (PHL10)');
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'nd_newer'}, 30),
+  'm: and the table\'s next due window is dropped after it: its retention goes on');
+$sql->(q{DROP EVENT TRIGGER refuse_drop});
+
+###########################################################################
 # l. A publication of the table through its root, and a subscriber with a
 # plain table of that name: every row written reaches it, in the windows
 # the worker makes as well, and it keeps them when retention detaches and
