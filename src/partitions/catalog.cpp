@@ -110,8 +110,10 @@ ParentFacts read_parent(Relation parent) {
 
 namespace {
 
-Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
-  switch (bi->kind[i][0]) {
+// A range bound as the key space holds it: MINVALUE, MAXVALUE or a value,
+// whether it comes from the partition descriptor or a stored bound spec.
+Bound bound_of(PartitionRangeDatumKind kind, Datum value, Oid type) {
+  switch (kind) {
     case PARTITION_RANGE_DATUM_MINVALUE:
       return Bound::min();
     case PARTITION_RANGE_DATUM_MAXVALUE:
@@ -119,7 +121,11 @@ Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
     case PARTITION_RANGE_DATUM_VALUE:
       break;
   }
-  return Bound::at(key_to_int64(bi->datums[i][0], type));
+  return Bound::at(key_to_int64(value, type));
+}
+
+Bound bound_at(PartitionBoundInfo bi, int i, Oid type) {
+  return bound_of(bi->kind[i][0], bi->datums[i][0], type);
 }
 
 struct Snapshot {
@@ -216,15 +222,9 @@ namespace {
 
 Bound spec_bound(List* datums, Oid type) {
   auto* d = static_cast<PartitionRangeDatum*>(linitial(datums));
-  switch (d->kind) {
-    case PARTITION_RANGE_DATUM_MINVALUE:
-      return Bound::min();
-    case PARTITION_RANGE_DATUM_MAXVALUE:
-      return Bound::max();
-    case PARTITION_RANGE_DATUM_VALUE:
-      break;
-  }
-  return Bound::at(key_to_int64(castNode(Const, d->value)->constvalue, type));
+  const Datum value =
+      d->kind == PARTITION_RANGE_DATUM_VALUE ? castNode(Const, d->value)->constvalue : Datum(0);
+  return bound_of(d->kind, value, type);
 }
 
 }  // namespace

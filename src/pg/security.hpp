@@ -7,6 +7,8 @@
 // switching roles or leaving session state behind.
 #pragma once
 
+#include <utility>
+
 #include "pg/boundary.hpp"
 
 extern "C" {
@@ -15,15 +17,14 @@ extern "C" {
 
 namespace partheal::pg {
 
+// Runs body as `role` with the security context `context`, and puts the
+// caller's user and context back on every way out.
 template <typename F>
-void as_role(Oid role, F&& body) {
+void with_user(Oid role, int context, F&& body) {
   Oid saved_user = InvalidOid;
   int saved_context = 0;
   GetUserIdAndSecContext(&saved_user, &saved_context);
-  guard([&] {
-    SetUserIdAndSecContext(
-        role, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-  });
+  guard([&] { SetUserIdAndSecContext(role, context); });
   try {
     body();
   } catch (...) {
@@ -32,6 +33,15 @@ void as_role(Oid role, F&& body) {
     throw;
   }
   SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+template <typename F>
+void as_role(Oid role, F&& body) {
+  Oid user = InvalidOid;
+  int context = 0;
+  GetUserIdAndSecContext(&user, &context);
+  with_user(role, context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION,
+            std::forward<F>(body));
 }
 
 // as_role for a command that commits and starts transactions itself
@@ -44,17 +54,7 @@ void as_role(Oid role, F&& body) {
 // user that transaction began with, `role`.
 template <typename F>
 void as_role_across_transactions(Oid role, F&& body) {
-  Oid saved_user = InvalidOid;
-  int saved_context = 0;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  guard([&] { SetUserIdAndSecContext(role, 0); });
-  try {
-    body();
-  } catch (...) {
-    SetUserIdAndSecContext(saved_user, saved_context);
-    throw;
-  }
-  SetUserIdAndSecContext(saved_user, saved_context);
+  with_user(role, 0, std::forward<F>(body));
 }
 
 }  // namespace partheal::pg

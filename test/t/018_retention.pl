@@ -23,6 +23,25 @@ my $sql = sub { $node->safe_psql('postgres', shift) };
 $sql->('CREATE EXTENSION partheal');
 PartHeal::create_windows_function($node);
 my $within = sub { PartHeal::within($node, @_) };
+# A writer of one INSERT every 5 ms for 600 rounds, each timed; the longest,
+# in ms, goes into the table $lat.
+my $timed_writer = sub {
+  my ($table, $lat) = @_;
+  $sql->(qq{
+  DO \$\$
+  DECLARE t0 timestamptz; worst float8 := 0;
+  BEGIN
+    FOR i IN 1..600 LOOP
+      t0 := clock_timestamp();
+      INSERT INTO $table (body) VALUES ('w');
+      worst := greatest(worst, extract(epoch FROM clock_timestamp() - t0) * 1000);
+      COMMIT;
+      PERFORM pg_sleep(0.005);
+    END LOOP;
+    INSERT INTO $lat VALUES (worst);
+  END \$\$;
+  });
+};
 
 ###########################################################################
 # a. Windows of one second kept for three, under a plain INSERT writer of
@@ -124,20 +143,7 @@ $reader->query_safe(q{BEGIN; SELECT count(*) FROM held});
 $log_at = -s $node->logfile;
 $sql->(q{SELECT partheal_manage('held', interval '1 day', retention => interval '2 days')});
 # A writer of one INSERT every 5 ms, each timed, for 4 s while the reader holds.
-$sql->(q{
-  DO $$
-  DECLARE t0 timestamptz; worst float8 := 0;
-  BEGIN
-    FOR i IN 1..600 LOOP
-      t0 := clock_timestamp();
-      INSERT INTO held (body) VALUES ('w');
-      worst := greatest(worst, extract(epoch FROM clock_timestamp() - t0) * 1000);
-      COMMIT;
-      PERFORM pg_sleep(0.005);
-    END LOOP;
-    INSERT INTO lat VALUES (worst);
-  END $$;
-});
+$timed_writer->('held', 'lat');
 is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'held_old'::regclass}), '1',
   'd: while a reader holds the table, the due window stays');
 # The drain's attach of today's window comes first in the poll, and gives
@@ -274,20 +280,7 @@ $reader = $node->background_psql('postgres');
 $reader->query_safe(q{BEGIN; SELECT count(*) FROM cc});
 $log_at = -s $node->logfile;
 $sql->(q{SELECT partheal_manage('cc', interval '1 day', retention => interval '2 days')});
-$sql->(q{
-  DO $$
-  DECLARE t0 timestamptz; worst float8 := 0;
-  BEGIN
-    FOR i IN 1..600 LOOP
-      t0 := clock_timestamp();
-      INSERT INTO cc (body) VALUES ('w');
-      worst := greatest(worst, extract(epoch FROM clock_timestamp() - t0) * 1000);
-      COMMIT;
-      PERFORM pg_sleep(0.005);
-    END LOOP;
-    INSERT INTO lat_cc VALUES (worst);
-  END $$;
-});
+$timed_writer->('cc', 'lat_cc');
 like(substr(slurp_file($node->logfile), $log_at),
   qr/PHL10 retention's DETACH CONCURRENTLY of "public\.cc_old" from "public\.cc" stopped: canceling statement due to lock timeout/,
   'j: the second transaction of DETACH CONCURRENTLY gave way to the older reader (PHL10)');
