@@ -18,6 +18,9 @@ constexpr int kHealLockConflict = MAKE_SQLSTATE('P', 'H', '0', '0', '4');
 // A row older than the table's retention: its window would be dropped at
 // once, so partheal does not make it.
 constexpr int kOlderThanRetention = MAKE_SQLSTATE('P', 'H', '0', '0', '5');
+// On a Citus worker node, for a table in Citus's metadata: registrations
+// and partition creation live on the coordinator.
+constexpr int kNotOnCoordinator = MAKE_SQLSTATE('P', 'H', '0', '0', '6');
 // The library was not loaded through shared_preload_libraries.
 constexpr int kNotPreloaded = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 

@@ -17,6 +17,7 @@
 #include "partitions/key_space.hpp"
 #include "registry/registry.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
@@ -61,11 +62,51 @@ struct TableWatch {
   bool default_drained = false;        // and whether the drain was on then
   TimestampTz busy_since = 0;          // the catch-up giving way since; 0: not
   bool busy_said = false;              // and said so
+  // A Citus table's other nodes: each draws from a range of its own.
+  std::unordered_map<std::string, ahead::Traffic> node_traffic;
+  std::string unreachable_said;  // the nodes that did not answer, as last said
 };
 
 std::unordered_map<Oid, TableWatch>& watches() {
   static auto* w = new std::unordered_map<Oid, TableWatch>();
   return *w;
+}
+
+// On the Citus coordinator, the ids a distributed table's plain INSERTs on
+// the worker nodes need: Citus gives each node's copy of a bigserial
+// sequence a range of its own (from its group id << 48), so the local
+// position says nothing of theirs. Each node's position is read through
+// Citus's connections, once a poll, and kept ahead of with its own rate.
+std::vector<int64> other_nodes_ids(Oid relid, const registry::ManagedTable& table,
+                                   const pg::SequencePosition& seq) {
+  if (pg::citus::role() != pg::citus::Role::kCoordinator || !pg::citus::is_citus_table(relid))
+    return {};
+  TableWatch& watch = watches()[relid];
+  std::vector<std::string> unreachable;
+  std::vector<pg::citus::NodePosition> nodes =
+      pg::citus::worker_positions(table.shape.sequence, &unreachable);
+  std::string said;
+  for (const std::string& u : unreachable) said += (said.empty() ? "" : "; ") + u;
+  if (said != watch.unreachable_said && !said.empty())
+    pg::report(LOG, 0,
+               fmt::format("{} sequence poll of {}: Citus nodes that did not answer: {}",
+                           errors::kLogCreateFailed, pg::relation_label(relid), said),
+               {{}, "Their plain INSERTs get partitions ahead again once they answer."});
+  watch.unreachable_said = said;
+  const int64 size = table.config.partition_size;
+  std::vector<int64> out;
+  for (const pg::citus::NodePosition& node : nodes) {
+    const ahead::Draws d{node.last_value, node.drawn, seq.increment, seq.cache};
+    ahead::Traffic& traffic = watch.node_traffic[node.node];
+    ahead::observe(traffic, node.last_value, GetCurrentTimestamp() / 1000);
+    int headroom = Max(table.config.premake + 1,
+                       ahead::headroom(traffic, ahead::partition_step(seq.increment, size),
+                                       settings::ahead_seconds, settings::max_ahead_partitions));
+    for (int64 id :
+         ahead::needed_ids(d, size, table.config.mark_percent, headroom, table.shape.key_max))
+      out.push_back(id);
+  }
+  return out;
 }
 
 // A DEFAULT partition attached after registration takes every row without
@@ -213,6 +254,9 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
     for (int64 id : ids)
       if (!missing && !partitions::routes(rel, id)) missing = id;
     publish_next(relid, draws, *table, ids, missing);
+    std::vector<int64> other_ids = other_nodes_ids(relid, *table, seq);
+    for (int64 id : other_ids)
+      if (!missing && !partitions::routes(rel, id)) missing = id;
     if (missing) {
       Watched w{};
       w.relid = relid;
@@ -222,6 +266,7 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
       w.key_max = table->shape.key_max;
       w.headroom = headroom;
       w.spec = table->key_spec();
+      w.other_nodes_ids = std::move(other_ids);
       watched.push_back(w);
     }
   }
@@ -337,8 +382,10 @@ partitions::Ensured ensure_next_needed(const Watched& w) {
   // partition of its first id before anyone draws it. Each partition is
   // checked at both ends: a hand-made or cut partition may cover one end of
   // the aligned range and not the other.
-  for (int64 id :
-       ahead::needed_ids(draws_of(*seq), w.size, w.mark_percent, w.headroom, w.key_max)) {
+  std::vector<int64> ids =
+      ahead::needed_ids(draws_of(*seq), w.size, w.mark_percent, w.headroom, w.key_max);
+  ids.insert(ids.end(), w.other_nodes_ids.begin(), w.other_nodes_ids.end());
+  for (int64 id : ids) {
     if (partitions::routes(rel, id)) continue;
     missing = true;
     missing_id = id;

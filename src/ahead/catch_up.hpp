@@ -24,6 +24,9 @@ struct Watched {
   bool by_clock = false;
   int premake = 0;
   partitions::KeySpec spec;
+  // On the Citus coordinator: what the other nodes' positions need, as the
+  // poll read them (a round trip to each node, so not read again).
+  std::vector<int64> other_nodes_ids;
 };
 
 struct Poll {

@@ -8,6 +8,8 @@
 #include "attach/reconcile_internal.hpp"
 #include "partitions/child_table.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
+#include "pg/own_sql.hpp"
 #include "pg/error.hpp"
 #include "pg/pause.hpp"
 #include "pg/spi.hpp"
@@ -69,8 +71,21 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     budget.apply();
     if (locked) r.rows_moved += move_rows(p, w, n, -1, r);
     budget.apply();
-    pg::spi::execute(partitions::attach_partition_sql(p.schema, p.name, n.table_name, n.range),
-                     SPI_OK_UTILITY);
+    // Citus distributes a plain table as it is attached to a distributed
+    // parent, copying its rows to the shards and leaving them on the
+    // coordinator's disk too: those are dropped here.
+    // (Its NOTICEs, whose HINT asks for that, are kept from the caller.)
+    const bool distributes = p.citus && !pg::citus::is_citus_table(table);
+    std::string attach = partitions::attach_partition_sql(p.schema, p.name, n.table_name, n.range);
+    if (!distributes) {
+      pg::spi::execute(attach, SPI_OK_UTILITY);
+      return;
+    }
+    pg::with_own_sql({false, 0}, [&] {
+      pg::set_local("client_min_messages", "warning");
+      pg::spi::execute(attach, SPI_OK_UTILITY);
+    });
+    pg::citus::drop_local_copy(table);
   });
   return Try::kAttached;
 }

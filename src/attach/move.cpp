@@ -25,9 +25,10 @@ int64 move_rows(const Parent& p, const Window& w, const Names& n, int64 batch_ro
   std::string predicate = window_predicate(p);
   std::string into = fmt::format(
       "INSERT INTO {0} ({1}) OVERRIDING SYSTEM VALUE SELECT {1} FROM moved", n.table, p.columns);
-  // The tail, under ACCESS EXCLUSIVE, and a partitioned DEFAULT (where ctid
-  // names a row only within one leaf) move in one plain statement.
-  if (batch_rows < 0 || p.default_is_partitioned) {
+  // The tail, under ACCESS EXCLUSIVE, a partitioned DEFAULT (where ctid
+  // names a row only within one leaf) and a Citus DEFAULT (whose rows are in
+  // shards) move in one plain statement.
+  if (batch_rows < 0 || p.default_is_partitioned || p.citus) {
     std::string sql = fmt::format("WITH moved AS (DELETE FROM {} WHERE {} RETURNING {}) {}",
                                   p.default_sql, predicate, p.columns, into);
     r.move_statements++;

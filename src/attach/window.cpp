@@ -7,6 +7,7 @@
 #include "attach/window.hpp"
 #include "partitions/catalog.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/pause.hpp"
 #include "pg/relation.hpp"
@@ -94,6 +95,7 @@ Parent describe_parent(Oid relid) {
              "temporary table with ALTER TABLE ... ATTACH PARTITION.");
   p.key = partitions::read_range_key(rel, p.name);
   p.columns = columns_of(rel);
+  p.citus = pg::citus::is_citus_table(relid);
   partitions::refresh_partitions(rel);
   Oid default_relid = pg::guard([&] {
     PartitionDesc desc = RelationGetPartitionDesc(rel, true);

@@ -22,6 +22,10 @@ struct Parent {
   std::string default_name;
   bool default_is_foreign = false;
   bool default_is_partitioned = false;
+  // In Citus's metadata: its DEFAULT's rows are on the worker nodes' shards,
+  // where ctid names no row the coordinator can lock (FOR UPDATE is refused
+  // on a multi-shard query).
+  bool citus = false;
   std::string columns;  // the columns a move copies, quoted: generated ones are recomputed
 };
 

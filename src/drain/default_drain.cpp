@@ -110,7 +110,7 @@ std::optional<int64> oldest_key(const attach::Parent& p, int64 from) {
 int64 rows_below(const attach::Parent& p, int64 below) {
   const partitions::RangeKey& k = p.key;
   std::string sql = fmt::format(
-      "SELECT pg_catalog.count(*) FROM (SELECT FROM {1} WHERE pg_catalog.isfinite({0}) AND "
+      "SELECT pg_catalog.count(*) FROM (SELECT 1 FROM {1} WHERE pg_catalog.isfinite({0}) AND "
       "{0}{2} {3} $1 LIMIT {4}) s",
       k.column, p.default_sql, k.collate, k.lt_operator, kExpiredCap + 1);
   Oid types[] = {k.type};
@@ -125,7 +125,7 @@ int64 rows_below(const attach::Parent& p, int64 below) {
 // heal request while one window's transaction runs.
 bool window_over(const attach::Parent& p, Datum lower, Datum upper, int64 cap) {
   std::string sql =
-      fmt::format("SELECT pg_catalog.count(*) FROM (SELECT FROM {} WHERE {} LIMIT {}) s",
+      fmt::format("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {}) s",
                   p.default_sql, attach::window_predicate(p), cap + 1);
   Oid types[] = {p.key.type, p.key.type};
   Datum values[] = {lower, upper};

@@ -9,6 +9,7 @@
 #include "heal/heal_loop.hpp"
 #include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
@@ -115,21 +116,26 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
 
 }  // namespace
 
-bool is_routing_miss(const PgError& e, Oid parent) {
+Miss routing_miss(const PgError& e, Oid parent) {
   const ErrorFields& f = e.fields();
   // A CHECK constraint names itself; routing and partition-bound failures do
   // not. Routing names the partitioned table it failed at, a bound failure
   // names a leaf partition.
-  if (f.sqlerrcode != ERRCODE_CHECK_VIOLATION || !f.constraint_name.empty() ||
-      f.table_name.empty() || f.schema_name.empty())
-    return false;
+  if (f.sqlerrcode != ERRCODE_CHECK_VIOLATION || !f.constraint_name.empty()) return Miss::kNone;
+  if (f.table_name.empty() && f.schema_name.empty())
+    // Citus relays a shard's error with its SQLSTATE, message, detail, hint
+    // and context only: a routing miss at the parent's shard and a CHECK
+    // violation there look the same. Only a table in Citus's metadata has
+    // shards; the loop tells the two apart by the catalog.
+    return pg::citus::is_citus_table(parent) ? Miss::kRelayed : Miss::kNone;
+  if (f.table_name.empty() || f.schema_name.empty()) return Miss::kNone;
   const char* schema = f.schema_name.c_str();
   const char* table = f.table_name.c_str();
   Oid rel = pg::guard([&] {
     Oid ns = get_namespace_oid(schema, true);
     return ns == InvalidOid ? InvalidOid : get_relname_relid(table, ns);
   });
-  return rel == parent;
+  return rel == parent ? Miss::kAtParent : Miss::kNone;
 }
 
 void insert_until_covered(const registry::ManagedTable& table, Relation parent,
@@ -168,9 +174,21 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
       pg::in_subtransaction(insert);
       return;
     } catch (const PgError& e) {
-      if (!is_routing_miss(e, table.shape.relid)) throw;
+      Miss miss = routing_miss(e, table.shape.relid);
+      if (miss == Miss::kNone) throw;
+      if (miss == Miss::kRelayed) {
+        // Relayed from a shard: a miss only if the catalog, read again,
+        // lacks a partition for one of the rows; otherwise the shard's own
+        // error (a CHECK constraint there) goes to the caller unchanged.
+        partitions::refresh_partitions(parent);
+        if (partitions::unrouted(parent, ids).empty()) throw;
+        pg::report(LOG, 0,
+                   fmt::format("{} heal: a routing miss relayed from a shard of \"{}\": {}",
+                               errors::kLogHeal, qualified(table.shape), e.what()),
+                   {{}, {}, true});
+      }
       if (++misses >= max_heals) behind(table, ids, heals);
-      fresh = false;
+      fresh = miss == Miss::kRelayed;
     }
   }
 }

@@ -28,10 +28,13 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
 void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
            MakePartition make);
 
-// A 23514 raised by tuple routing at `parent` itself, told apart from CHECK
-// and partition constraint violations by the ErrorData fields, never by
-// message text. A miss at a sub-partitioned partition below it is not a
-// heal's business: it stays PostgreSQL's own error.
-bool is_routing_miss(const PgError& e, Oid parent);
+// A 23514 raised by tuple routing at `parent` itself (kAtParent), told apart
+// from CHECK and partition constraint violations by the ErrorData fields,
+// never by message text. A miss at a sub-partitioned partition below it is
+// not a heal's business: it stays PostgreSQL's own error. On a Citus table,
+// a 23514 relayed from one of its shards carries no table field
+// (kRelayed): the loop asks the catalog whether a partition is missing.
+enum class Miss { kNone, kAtParent, kRelayed };
+Miss routing_miss(const PgError& e, Oid parent);
 
 }  // namespace partheal::heal

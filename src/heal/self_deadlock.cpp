@@ -1,11 +1,13 @@
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 #include <string>
 
 #include "errors.hpp"
 #include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/relation.hpp"
 
@@ -88,6 +90,21 @@ LOCKMODE conflicting_mode_held(Oid relid, LOCKMODE needed) {
 
 void refuse_self_deadlock(const registry::ManagedTable& table, Relation parent) {
   Oid relid = RelationGetRelid(parent);
+  // A Citus table's partition is created and distributed by the worker,
+  // which takes Citus's own locks too: one this transaction holds (in the
+  // middle of create_distributed_table, a shard move, a rebalance,
+  // citus_add_node) would hold the worker until a timeout.
+  if (pg::citus::is_citus_table(relid))
+    if (std::optional<std::string> held = pg::citus::citus_lock_held())
+      pg::fail(errors::kHealLockConflict,
+               fmt::format("cannot create a partition of {} while this transaction holds a lock "
+                           "of Citus's that distributing the partition needs",
+                           pg::relation_label(relid)),
+               fmt::format("This transaction holds {}; the worker that creates and distributes "
+                           "the partition takes Citus's colocation and shard locks.",
+                           *held),
+               "Append in a transaction of its own, before or after the Citus operation, or "
+               "create the partitions in an earlier transaction (partheal_reserve).");
   if (LOCKMODE held = conflicting_mode_held(relid, ShareUpdateExclusiveLock); held != NoLock)
     refuse(table, relid, held, ShareUpdateExclusiveLock, "");
   for (Oid partner : foreign_key_partners(relid)) {

@@ -13,6 +13,7 @@
 #include "registry/registry.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/relation.hpp"
 #include "pg/own_sql.hpp"
@@ -47,6 +48,11 @@ Relation open_owned(FunctionCallInfo fcinfo, const char* function) {
   // Before the shared-memory slot is taken or the config written.
   pg::guard([&] { PreventCommandIfReadOnly(function); });
   Relation rel = pg::open_existing(relid, AccessShareLock);
+  // Citus copies neither partheal_config's rows nor the DDL of a worker
+  // node's partheal worker to the other nodes: a registration made here
+  // would be this node's alone, and its partitions could not be made.
+  pg::citus::refuse_on_worker_node(relid, fmt::format("{} runs", function),
+                                   "Run it on the coordinator.");
   pg::guard([&] {
     if (!pg::compat::owns_relation(relid, GetUserId()))
       aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(rel->rd_rel->relkind),

@@ -7,6 +7,7 @@
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/relation.hpp"
@@ -132,6 +133,13 @@ Opened open_for_insert(Oid relid) {
   });
   Relation parent = pg::open_existing(relid, RowExclusiveLock);
   TablePtr table = lookup(parent);
+  // A Citus table is registered on the coordinator, and its rows are not
+  // on this worker node: "not managed" would be false.
+  if (table == nullptr)
+    pg::citus::refuse_on_worker_node(
+        relid, "its registration is",
+        "Call partheal_append and partheal_reserve on the coordinator. Plain INSERTs on this "
+        "node land in the partitions the coordinator makes ahead of every node's sequence.");
   if (table == nullptr)
     fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
          fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},

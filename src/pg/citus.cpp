@@ -1,0 +1,218 @@
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "pg/citus.hpp"
+#include "errors.hpp"
+#include "pg/boundary.hpp"
+#include "pg/guc_level.hpp"
+#include "pg/own_sql.hpp"
+
+extern "C" {
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+}
+
+namespace partheal::pg::citus {
+
+namespace {
+
+bool installed() {
+  return pg::guard([] { return get_extension_oid("citus", true) != InvalidOid; });
+}
+
+std::string text_value(uint64 row, int col) {
+  std::optional<Datum> d = spi::value(row, col);
+  if (!d) return {};
+  const char* s = pg::guard([&] { return TextDatumGetCString(*d); });
+  return s;
+}
+
+// Citus's advisory lock classes (locktag_field4), as its resource_lock.h
+// numbers them, and what each serializes.
+const char* lock_class_name(uint16 cls) {
+  switch (cls) {
+    case 4:
+      return "shard metadata";
+    case 5:
+      return "shard";
+    case 6:
+      return "job";
+    case 7:
+      return "rebalance colocation";
+    case 8:
+      return "colocated shards metadata";
+    case 9:
+      return "operations";
+    case 10:
+      return "cleanup operation";
+    case 13:
+      return "rebalance placement colocation";
+    case 14:
+      return "background task";
+    case 15:
+      return "global DDL serialization";
+    case 16:
+      return "shard move";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+Role role() {
+  if (!installed()) return Role::kNone;
+  return with_own_sql({}, [] {
+    spi::execute("SELECT groupid FROM pg_catalog.pg_dist_local_group", SPI_OK_SELECT, {}, true);
+    std::optional<Datum> group = spi::value(0, 1);
+    return group && DatumGetInt32(*group) != 0 ? Role::kWorker : Role::kCoordinator;
+  });
+}
+
+bool is_citus_table(Oid relid) {
+  if (!installed()) return false;
+  return with_own_sql({}, [&] {
+    Oid types[] = {OIDOID};
+    Datum values[] = {ObjectIdGetDatum(relid)};
+    return spi::execute(
+               "SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid "
+               "OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+               SPI_OK_SELECT, {1, types, values, nullptr}, true) > 0;
+  });
+}
+
+std::string coordinator_address() {
+  if (!installed()) return {};
+  return with_own_sql({}, [] {
+    if (spi::execute("SELECT pg_catalog.format('%s:%s', nodename, nodeport) FROM "
+                     "pg_catalog.pg_dist_node WHERE groupid OPERATOR(pg_catalog.=) 0 AND noderole "
+                     "OPERATOR(pg_catalog.=) 'primary' ORDER BY nodeid LIMIT 1",
+                     SPI_OK_SELECT, {}, true) == 0)
+      return std::string();
+    return text_value(0, 1);
+  });
+}
+
+void refuse_on_worker_node(Oid relid, const std::string& what, const std::string& hint) {
+  if (role() != Role::kWorker || !is_citus_table(relid)) return;
+  std::string coordinator = coordinator_address();
+  const char* name = pg::guard([&] { return get_rel_name(relid); });
+  pg::fail(errors::kNotOnCoordinator,
+           fmt::format("\"{}\" is a Citus table: {} on the coordinator{}, not on a worker node",
+                       name != nullptr ? name : "?", what,
+                       coordinator.empty() ? "" : fmt::format(" ({})", coordinator)),
+           "partheal's registrations and the partitions it makes live on the coordinator, and "
+           "Citus copies every partition to this node.",
+           hint);
+}
+
+std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable) {
+  if (!installed()) return {};
+  const char* schema = pg::guard([&] { return get_namespace_name(get_rel_namespace(sequence)); });
+  const char* name = pg::guard([&] { return get_rel_name(sequence); });
+  if (schema == nullptr || name == nullptr) return {};
+  std::string sequence_sql = fmt::format("{}.{}", quoted(schema), quoted(name));
+  // A node that is down costs this connection timeout once per call, not
+  // Citus's default of 30 s.
+  constexpr const char* kConnectTimeoutMs = "2000";
+  std::string command =
+      fmt::format("SELECT pg_catalog.format('%s %s', last_value, is_called) FROM {}", sequence_sql);
+  return with_own_sql({}, [&] {
+    set_local("citus.node_connection_timeout", kConnectTimeoutMs);
+    Oid types[] = {TEXTOID};
+    Datum values[] = {pg::guard([&] { return CStringGetTextDatum(command.c_str()); })};
+    uint64 n = spi::execute(
+        "SELECT pg_catalog.format('%s:%s', nodename, nodeport), success, result FROM "
+        "pg_catalog.run_command_on_workers($1)",
+        SPI_OK_SELECT, {1, types, values, nullptr}, true);
+    std::vector<NodePosition> out;
+    for (uint64 i = 0; i < n; ++i) {
+      NodePosition p;
+      p.node = text_value(i, 1);
+      std::optional<Datum> ok = spi::value(i, 2);
+      std::string result = text_value(i, 3);
+      // "last_value is_called", as the command above formats them.
+      char* end = nullptr;
+      long long last = std::strtoll(result.c_str(), &end, 10);
+      if (!ok || !DatumGetBool(*ok) || end == result.c_str() || *end != ' ') {
+        if (unreachable != nullptr) unreachable->push_back(p.node + ": " + result);
+        continue;
+      }
+      p.last_value = last;
+      p.drawn = end[1] == 't';
+      out.push_back(p);
+    }
+    return out;
+  });
+}
+
+void drop_local_copy(Oid relid) {
+  with_own_sql({}, [&] {
+    Oid types[] = {OIDOID};
+    Datum values[] = {ObjectIdGetDatum(relid)};
+    spi::execute("SELECT pg_catalog.truncate_local_data_after_distributing_table($1)",
+                 SPI_OK_SELECT, {1, types, values, nullptr});
+  });
+}
+
+std::optional<std::string> citus_lock_held() {
+  if (!installed()) return std::nullopt;
+  // What a distributed partition's creation and ATTACH took, measured on
+  // Citus 13.2 (pg_locks of create_distributed_table colocated with the
+  // parent): ShareLock on its colocation's advisory locks, ROW EXCLUSIVE on
+  // new shards' and on pg_dist_partition, pg_dist_shard, pg_dist_placement
+  // and pg_dist_object, ROW SHARE on pg_dist_node. A lock of ours in a mode
+  // that conflicts with those makes the worker wait for us while we wait
+  // for it. The caller's own shard locks (a multi-shard UPDATE holds SHARE
+  // UPDATE EXCLUSIVE on the parent's shards) are not the new partition's.
+  struct Found {
+    bool any;
+    bool relation;
+    uint16 cls;
+    Oid relid;
+    LOCKMODE mode;
+  };
+  Found found = pg::guard([&] {
+    Found f{false, false, 0, InvalidOid, NoLock};
+    LockData* data = GetLockStatusData();
+    for (int i = 0; i < data->nelements && !f.any; ++i) {
+      LockInstanceData* lock = &data->locks[i];
+      if (lock->pid != MyProcPid || lock->holdMask == 0) continue;
+      const LOCKTAG& tag = lock->locktag;
+      if (tag.locktag_field1 != MyDatabaseId) continue;
+      for (LOCKMODE mode = MaxLockMode; mode > NoLock && !f.any; --mode) {
+        if ((lock->holdMask & LOCKBIT_ON(mode)) == 0) continue;
+        if (tag.locktag_type == LOCKTAG_ADVISORY &&
+            lock_class_name(tag.locktag_field4) != nullptr) {
+          LOCKMODE needed = tag.locktag_field4 == 5 ? ShareRowExclusiveLock : ShareLock;
+          bool conflicts =
+              tag.locktag_field4 == 5 ? mode >= needed : DoLockModesConflict(mode, needed);
+          if (conflicts) f = Found{true, false, tag.locktag_field4, InvalidOid, mode};
+        } else if (tag.locktag_type == LOCKTAG_RELATION &&
+                   DoLockModesConflict(mode, RowExclusiveLock) &&
+                   get_rel_namespace(tag.locktag_field2) == PG_CATALOG_NAMESPACE) {
+          const char* name = get_rel_name(tag.locktag_field2);
+          if (name != nullptr && strncmp(name, "pg_dist_", 8) == 0)
+            f = Found{true, true, 0, tag.locktag_field2, mode};
+        }
+      }
+    }
+    return f;
+  });
+  if (!found.any) return std::nullopt;
+  const char* mode = pg::guard([&] { return GetLockmodeName(DEFAULT_LOCKMETHOD, found.mode); });
+  if (found.relation) {
+    const char* name = pg::guard([&] { return get_rel_name(found.relid); });
+    return fmt::format("{} on Citus's catalog {}", mode, name != nullptr ? name : "?");
+  }
+  return fmt::format("{} on a Citus {} lock", mode, lock_class_name(found.cls));
+}
+
+}  // namespace partheal::pg::citus

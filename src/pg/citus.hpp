@@ -1,0 +1,59 @@
+// Citus, as partheal sees it: which node this is, whether a table is in
+// Citus's metadata, and what the other nodes' sequences have drawn. Read
+// from Citus's own catalogs (pg_dist_local_group, pg_dist_partition,
+// pg_dist_node) and through its run_command_on_* functions, never from
+// message text. Without the citus extension in this database every answer
+// is "not Citus", at the cost of one catalog lookup.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pg/postgres.hpp"
+
+namespace partheal::pg::citus {
+
+// This node's part in a Citus cluster. A node with the extension that is
+// not a worker (group 0) is the coordinator, also before any node is added.
+enum class Role { kNone, kCoordinator, kWorker };
+Role role();
+
+// Whether relid is in Citus's metadata (pg_dist_partition): a distributed,
+// reference or Citus-managed local table. Its DDL is run on the coordinator
+// only, and Citus propagates it to every node.
+bool is_citus_table(Oid relid);
+
+// The coordinator as a worker node's metadata names it, "host:port"; empty
+// when this node does not know it.
+std::string coordinator_address();
+
+// On a worker node, for a table in Citus's metadata, fails with PH006:
+// `what` is the refused action ("partheal_manage() runs"), and the message
+// names the coordinator. Returns on the coordinator, and for a table of
+// this node's own.
+void refuse_on_worker_node(Oid relid, const std::string& what, const std::string& hint);
+
+// What a sequence has drawn on every other primary node: Citus gives each
+// worker node a range of its own for a bigserial column (from its group id
+// << 48), so plain INSERTs there draw ids far from the coordinator's.
+struct NodePosition {
+  std::string node;  // "host:port"
+  int64 last_value = 0;
+  bool drawn = false;  // is_called: last_value was drawn
+};
+// The sequence goes by its schema and name, the same on every node. A node
+// that does not answer is left out, and said in `unreachable`.
+std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable);
+
+// After Citus distributed a table that had rows (an ATTACH to a distributed
+// parent does), the coordinator's local copy of them: truncated.
+void drop_local_copy(Oid relid);
+
+// A lock of Citus's own (its advisory locks on shards, colocation groups,
+// placements, rebalances and DDL serialization) that this transaction
+// holds, named; nullopt when none. A distributed partition's ATTACH takes
+// such locks in the worker's transaction, which would wait for ours.
+std::optional<std::string> citus_lock_held();
+
+}  // namespace partheal::pg::citus

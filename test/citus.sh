@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# make test-citus: partheal on a Citus cluster. Builds Citus from its source
+# once per machine (into /var/cache/partheal), installs it and partheal into
+# Debian's PostgreSQL 15, and runs test/citus/*.pl, each of which starts a
+# coordinator and two workers on loopback ports (test/citus/Citus.pm) and
+# stops them. Ends on one line, "partheal PostgreSQL 15 (15.x) with Citus
+# V: N passed, N failed".
+#
+# CITUS_SOURCE names the source: a tarball (as `git archive` writes one) or
+# an unpacked tree. By default ../shared/deps/citus-13.2.2.tar.gz beside
+# the project; without it, this prints "skipped" and exits 0 (make test-all
+# says so on its own line).
+source "$(dirname "$0")/lib.sh"
+source "$PARTHEAL_ROOT/test/citus_build.sh"
+
+CITUS_SOURCE=${CITUS_SOURCE:-$PARTHEAL_ROOT/../shared/deps/citus-13.2.2.tar.gz}
+if [ ! -e "$CITUS_SOURCE" ]; then
+  echo "partheal with Citus: skipped, no Citus source at $CITUS_SOURCE (set CITUS_SOURCE to a tarball or a tree)"
+  exit 0
+fi
+PG=15
+install_packages "${CITUS_BUILD_PACKAGES[@]}"
+build_and_install
+citus_version=$(citus_build_and_install "$CITUS_SOURCE" "$PGBIN/pg_config" | tail -1)
+work=$(make_workdir)
+cd "$work"
+
+say "TAP on a Citus $citus_version cluster: a coordinator and two workers"
+as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
+  PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" prove -v test/citus/*.pl 2>&1 | tee tap.log || true
+passed=$(grep -cE '^ok [0-9]+' tap.log || true)
+failed=$(grep -cE '^not ok [0-9]+' tap.log || true)
+grep -q '^Result: PASS' tap.log || failed=$((failed > 0 ? failed : 1))
+
+say "summary (logs in $work)"
+echo "partheal PostgreSQL 15 ($("$PGBIN/postgres" --version | sed -E 's/^postgres \(PostgreSQL\) ([^ ]+).*/\1/')) with Citus $citus_version: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
