@@ -41,8 +41,8 @@ bool has_insert_triggers(const TriggerDesc* t) {
 }  // namespace
 
 bool direct_insert_fits(const Target& target, Relation parent, const Rows& rows) {
-  if (ExecutorCheckPerms_hook != nullptr || parent->rd_rules != nullptr ||
-      parent->rd_rel->relrowsecurity || target.has_generated() ||
+  if (target.table().shape.citus_table || ExecutorCheckPerms_hook != nullptr ||
+      parent->rd_rules != nullptr || parent->rd_rel->relrowsecurity || target.has_generated() ||
       has_insert_triggers(parent->trigdesc))
     return false;
   // The INSERT says OVERRIDING SYSTEM VALUE only for a GENERATED ALWAYS id:

@@ -8,6 +8,7 @@
 #include "registry/registry.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -189,6 +190,7 @@ TableShape describe(Relation parent) {
          {}, kShapeHint);
 
   PartitionKey key = range_key(parent, shape.name);
+  shape.citus_table = pg::citus::is_citus_table(RelationGetRelid(parent));
   shape.key_attnum = key->partattrs[0];
   shape.key_type = key->parttypid[0];
   Form_pg_attribute att = TupleDescAttr(RelationGetDescr(parent), shape.key_attnum - 1);

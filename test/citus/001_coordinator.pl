@@ -1,0 +1,216 @@
+# partheal on the Citus coordinator: the heal, create-ahead, partheal_nextval,
+# partheal_reserve + COPY, the self-deadlock check with Citus's locks, a miss
+# relayed from a shard, and partheal_attach_window, partheal_partition_data
+# and the drain on a distributed table with a distributed DEFAULT.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PartHeal;
+use Citus;
+
+my ($c, $w1, $w2) = Citus::new_cluster(extra => "partheal.naptime = 200\npartheal.heal_wait_timeout = '20s'");
+my $sql = sub { $c->safe_psql('postgres', shift) };
+my $shards = sub {  # the shards of a table, from the coordinator's metadata
+  $sql->("SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = '$_[0]'::regclass");
+};
+my $children = sub {  # a parent's partitions, as a node's catalog has them
+  my ($node, $parent) = @_;
+  $node->safe_psql('postgres', "SELECT count(*) FROM pg_inherits WHERE inhparent = '$parent'::regclass");
+};
+
+$sql->('CREATE EXTENSION partheal');
+is($w1->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'partheal'"), '0.6',
+  'CREATE EXTENSION partheal on the coordinator is made on the worker nodes too');
+
+# --- the heal --------------------------------------------------------------
+$sql->(q{
+  CREATE TABLE ev (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  CREATE TABLE ev_p0 PARTITION OF ev FOR VALUES FROM (0) TO (100);
+  SELECT create_distributed_table('ev', 'tenant', shard_count => 4);
+  SELECT partheal_manage('ev', 100, mark_percent => NULL, premake => 0);
+  SELECT setval('ev_id_seq', 99);
+});
+is($sql->(q{SELECT partheal_append('ev', '{"tenant": 1, "body": "a"}')}), '100',
+  'an append past the last partition of a distributed table lands');
+is($sql->(q{SELECT count(*) FROM ev WHERE id = 100}), '1', 'and its row is there');
+is($shards->('ev_p100'), '4', 'the partition the heal made is distributed, with the parent\'s 4 shards');
+is($sql->(q{SELECT colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'ev'::regclass)
+              FROM pg_dist_partition WHERE logicalrelid = 'ev_p100'::regclass}), 't',
+  'colocated with the parent');
+is($children->($w1, 'ev'), $children->($c, 'ev'), 'a worker node\'s metadata has the new partition too');
+ok($c->wait_for_log(qr/PHL01 heal: no partition of "public.ev" for id 100/, 0), 'PHL01 says the heal');
+
+# A multi-shard UPDATE earlier in the caller's transaction holds Citus's
+# shard locks: the worker's creation does not need them.
+$sql->(q{
+  BEGIN;
+  UPDATE ev SET body = 'b' WHERE true;
+  SELECT partheal_append('ev', '{"tenant": 2, "body": "c", "id": 250}');
+  COMMIT;
+});
+is($sql->(q{SELECT count(*) FROM ev WHERE id = 250}), '1',
+  'a heal after a multi-shard UPDATE in the same transaction commits with it');
+
+# --- Citus's locks: PH004 at once, not a timeout ---------------------------
+# create_distributed_table in the caller's transaction holds Citus's
+# colocation locks in SHARE mode, as the worker's creation takes them: the
+# heal goes through.
+$sql->(q{
+  BEGIN;
+  CREATE TABLE other (tenant int, x int);
+  SELECT create_distributed_table('other', 'tenant', colocate_with => 'ev');
+  SELECT partheal_append('ev', '{"tenant": 3, "id": 950}');
+  COMMIT;
+});
+is($sql->(q{SELECT count(*) FROM ev WHERE id = 950}), '1',
+  'an append that heals after create_distributed_table in the same transaction commits with it');
+# citus_add_node, citus_remove_node and citus_update_node hold pg_dist_node
+# EXCLUSIVE to their commit, and the worker's creation of shards reads it
+# under ROW SHARE: the append is refused at once, not after a timeout.
+my ($rc, $out, $err) = $c->psql('postgres', q{
+  BEGIN;
+  LOCK pg_dist_node IN EXCLUSIVE MODE;
+  SELECT partheal_append('ev', '{"tenant": 3, "id": 1950}');
+  COMMIT;
+}, on_error_stop => 1, extra_params => ['-v', 'VERBOSITY=verbose']);
+like($err, qr/ERROR:  PH004: cannot create a partition of "public.ev" while this transaction holds a lock of Citus's/,
+  'an append that needs a heal while the transaction holds pg_dist_node as citus_add_node does is refused with PH004');
+like($err, qr/This transaction holds ExclusiveLock on Citus's catalog pg_dist_node/, 'its DETAIL names the lock');
+is($sql->(q{SELECT count(*) FROM ev WHERE id = 1950}), '0', 'nothing was inserted');
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'ev_p1900'}), '0', 'nor created');
+
+# --- a miss relayed from a shard -------------------------------------------
+# The coordinator's catalog has ev_p100, but its shards on the worker nodes
+# are detached by hand from their shard parents: an insert of id 150 fails
+# there, relayed by Citus without a table name. In a batch whose other row
+# needs a heal, the rerun after the heal meets it: the loop reads the
+# catalog again, finds every partition there, and passes the shard's own
+# error on (not PH001).
+my @detached;
+for my $node ($w1, $w2) {
+  my $pairs = $node->safe_psql('postgres', q{
+    SET citus.show_shards_for_app_name_prefixes = '*';
+    SELECT p.relname || ' ' || c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      JOIN pg_class p ON p.oid = i.inhparent
+     WHERE c.relname ~ '^ev_p100_[0-9]+$' AND p.relname ~ '^ev_[0-9]+$'});
+  for (split /\n/, $pairs) {
+    my ($parent, $child) = split / /;
+    my $bound = $node->safe_psql('postgres', "SET citus.show_shards_for_app_name_prefixes = '*';
+      SELECT pg_get_expr(relpartbound, oid) FROM pg_class WHERE relname = '$child'");
+    $node->safe_psql('postgres', "SET citus.enable_manual_changes_to_shards = on;
+      ALTER TABLE $parent DETACH PARTITION $child");
+    push @detached, [$node, $parent, $child, $bound];
+  }
+}
+is(scalar(@detached), 4, 'the 4 shards of ev_p100 are detached from their shard parents');
+($rc, $out, $err) = $c->psql('postgres', q{
+  SELECT partheal_append('ev', '[{"tenant": 1, "id": 1050}, {"tenant": 2, "id": 150}, {"tenant": 3, "id": 151},
+                                 {"tenant": 4, "id": 152}, {"tenant": 5, "id": 153}]')
+}, extra_params => ['-v', 'VERBOSITY=verbose']);
+like($err, qr/ERROR:  (23514|XX000): no partition of relation "ev_\d+" found for row/,
+  'the shard\'s routing error reaches the caller unchanged');
+unlike($err, qr/PH001/, 'not as PH001: the catalog has every partition, so there is nothing to heal');
+is($sql->(q{SELECT count(*) FROM ev WHERE id IN (1050, 150, 151, 152, 153)}), '0', 'no row of the batch is in');
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'ev_p1000'}), '1',
+  'the partition its heal made is kept (it was committed by the worker)');
+for (@detached) {
+  my ($node, $parent, $child, $bound) = @$_;
+  $node->safe_psql('postgres', "SET citus.enable_manual_changes_to_shards = on;
+    ALTER TABLE $parent ATTACH PARTITION $child $bound");
+}
+is($sql->(q{SELECT partheal_append('ev', '{"tenant": 2, "id": 150}')}), '150', 'with the shards put back, the row lands');
+
+# A table registered before it is distributed: its single-row appends go
+# through the executor from then on (the direct path would write into the
+# coordinator's empty shell partitions, where no query of Citus's looks).
+$sql->(q{
+  CREATE TABLE late (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('late', 100);
+  SELECT partheal_append('late', '{"tenant": 1, "body": "local"}');
+  SELECT create_distributed_table('late', 'tenant', shard_count => 4);
+  SELECT truncate_local_data_after_distributing_table('late_p0');
+  SELECT partheal_append('late', '{"tenant": 1, "body": "distributed"}');
+  SELECT partheal_append('late', '{"tenant": 2, "body": "distributed"}');
+});
+is($sql->(q{SELECT string_agg(id || ' ' || body, ', ' ORDER BY id) FROM late}), '1 local, 2 distributed, 3 distributed',
+  'a table distributed after its registration gets its single-row appends through Citus, in the same session');
+
+# --- create-ahead ----------------------------------------------------------
+$sql->(q{
+  CREATE TABLE ahead (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('ahead', 'tenant', shard_count => 4);
+  SELECT partheal_manage('ahead', 100, premake => 1);
+});
+is($children->($c, 'ahead'), '2', 'partheal_manage made the first partition and premake 1 after it');
+$sql->(q{SELECT partheal_append('ahead', (SELECT jsonb_agg(jsonb_build_object('tenant', g)) FROM generate_series(1, 185) g))});
+ok(PartHeal::within($c, q{SELECT count(*) = 4 FROM pg_inherits WHERE inhparent = 'ahead'::regclass}, 30),
+  'the worker made the partitions ahead of the 80% mark');
+is($sql->(q{SELECT string_agg(DISTINCT n::text, ',') FROM (SELECT count(*) n FROM pg_dist_shard s JOIN pg_inherits i ON s.logicalrelid = i.inhrelid WHERE i.inhparent = 'ahead'::regclass GROUP BY i.inhrelid) x}), '4', 'each distributed, with 4 shards');
+
+# --- partheal_nextval, plain INSERTs on the coordinator --------------------
+$sql->(q{
+  CREATE TABLE nv (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('nv', 'tenant', shard_count => 4);
+  SELECT partheal_manage('nv', 1000, nextval_default => true, premake => 1);
+});
+my $w = PartHeal::start_writers($c, 2, 6,
+  q{INSERT INTO nv (tenant, body) VALUES ((random() * 100)::int, 'n');});
+my ($rounds, $failed, @lines) = PartHeal::finish_writers($w);
+is($failed, 0, "plain INSERTs through partheal_nextval on the coordinator: $rounds rows, 0 failed") or diag join "\n", @lines;
+my ($rows, $distinct) = Citus::counts($c, 'nv');
+is($rows, $rounds, 'every row is there');
+is($distinct, $rows, 'once');
+cmp_ok($children->($c, 'nv'), '>', 3, 'across partition boundaries');
+
+# --- partheal_reserve + COPY -----------------------------------------------
+$sql->(q{
+  CREATE TABLE cp (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('cp', 'tenant', shard_count => 4);
+  SELECT partheal_manage('cp', 100, mark_percent => NULL, premake => 0);
+});
+cmp_ok($sql->(q{SELECT partheal_reserve('cp', 1000)}), '>=', 9, 'partheal_reserve made the partitions for 1000 ids');
+$sql->(q{COPY cp (tenant, body) FROM PROGRAM 'seq 1 1000 | sed "s/$/\tcopied/"'});
+($rows, $distinct) = Citus::counts($c, 'cp');
+is("$rows $distinct", '1000 1000', 'a COPY of 1000 rows lands, each once');
+
+# --- attach and the drain, with a distributed DEFAULT ----------------------
+$sql->(q{
+  CREATE TABLE tl (tenant int, at timestamptz NOT NULL, body text) PARTITION BY RANGE (at);
+  CREATE TABLE tl_default PARTITION OF tl DEFAULT;
+  SELECT create_distributed_table('tl', 'tenant', shard_count => 4);
+  INSERT INTO tl SELECT g % 10, '2026-01-01'::timestamptz + g * interval '1 minute', 'old'
+    FROM generate_series(0, 2 * 1440 - 1) g;
+});
+# A writer into the window being attached, on the coordinator.
+$w = PartHeal::start_writers($c, 1, 4,
+  q{INSERT INTO tl VALUES ((random() * 100)::int, '2026-01-01 12:00', 'live');});
+sleep 1;
+is($sql->(q{SELECT outcome || ' ' || rows_moved FROM partheal_attach_window('tl', '2026-01-01', '2026-01-02')}) =~ /^attached (\d+)$/ && $1 >= 1440 ? 1 : 0,
+  1, 'partheal_attach_window attached a window of a distributed table under a live writer, moving its rows out of DEFAULT');
+($rounds, $failed, @lines) = PartHeal::finish_writers($w);
+is($failed, 0, "the writer into that window: $rounds rows, 0 failed") or diag join "\n", @lines;
+is($sql->(q{SELECT count(*) FROM tl WHERE at < '2026-01-02'}), 1440 + $rounds, 'every row of the window is there, once');
+is($sql->(q{SELECT count(*) FROM ONLY tl_default WHERE at < '2026-01-02'}), '0', 'none left in DEFAULT');
+is($shards->('tl_p20260101'), '4', 'the window is distributed');
+is($sql->(q{SELECT pg_relation_size('tl_p20260101')}), '0', 'and the coordinator keeps no local copy of its rows');
+$c->safe_psql('postgres', q{CALL partheal_partition_data('tl', '1 day')});
+is($sql->(q{SELECT count(*) FROM ONLY tl_default}), '0', 'partheal_partition_data emptied the distributed DEFAULT');
+is($sql->(q{SELECT count(*) FROM tl}), 2 * 1440 + $rounds, 'with every row kept');
+
+# The drain: rows for the next windows reach DEFAULT before the windows
+# exist; the worker makes them and moves the rows.
+$sql->(q{
+  CREATE TABLE dr (tenant int, at timestamptz NOT NULL, body text) PARTITION BY RANGE (at);
+  CREATE TABLE dr_default PARTITION OF dr DEFAULT;
+  SELECT create_distributed_table('dr', 'tenant', shard_count => 4);
+  INSERT INTO dr SELECT g, now() + interval '1 minute' * g, 'soon' FROM generate_series(1, 100) g;
+  SELECT partheal_manage('dr', interval '1 hour', premake => 2);
+});
+ok(PartHeal::within($c, q{SELECT count(*) = 0 FROM ONLY dr_default}, 60),
+  'the drain moved the rows out of the distributed DEFAULT');
+is($sql->(q{SELECT count(*) FROM dr}), '100', 'every row kept');
+is($sql->(q{SELECT bool_and(EXISTS (SELECT FROM pg_dist_partition d WHERE d.logicalrelid = i.inhrelid))
+              FROM pg_inherits i WHERE inhparent = 'dr'::regclass}), 't', 'into distributed windows');
+
+done_testing();
