@@ -45,7 +45,7 @@ EXTRA_CLEAN = $(BUILT_FOR) $(foreach d,test/regress test/isolation,$(addprefix $
 # against a server (not for the scripted commands below, which read PG
 # themselves, nor for clean or print-VAR), and never over a PG_CONFIG given on
 # the command line. installcheck resolves it: PG=18 runs 18's pg_regress.
-SCRIPTED_GOALS := test test-all demo bench bench-attach format check-headers clean distclean
+SCRIPTED_GOALS := test test-all test-citus demo bench bench-attach bench-citus format check-headers clean distclean
 BUILDS_HERE := $(if $(MAKECMDGOALS),$(filter-out $(SCRIPTED_GOALS) print-%,$(MAKECMDGOALS)),all)
 ifdef PG
 ifneq ($(BUILDS_HERE),)
@@ -105,19 +105,28 @@ $(OBJS): $(BUILT_FOR)
 print-%:
 	@echo '$($*)'
 
-.PHONY: demo test test-all bench bench-attach format check-headers
+.PHONY: demo test test-all test-citus bench bench-attach bench-citus format check-headers
 # The scripted commands of the README; each sets up a fresh Debian 12 machine.
 demo:
 	bash test/demo.sh
 test:
 	bash test/run.sh
-# What CI runs: make test on 15 and on 18, check-headers on 17 and 19.
+# What CI runs: make test on 15 and on 18, check-headers on 17 and 19, and
+# test-citus when Citus's source is there.
 test-all:
 	bash test/all_majors.sh
+# make test-citus: the TAP tests of test/citus against a Citus coordinator
+# and two workers, Citus built from CITUS_SOURCE (a tarball or a tree;
+# ../shared/deps/citus-13.2.2.tar.gz by default) once per machine.
+test-citus:
+	bash test/citus.sh
 bench:
 	bash test/bench/run.sh
 bench-attach:
 	bash test/bench/attach_lab.sh
+# make bench-citus: one partition's cost on Citus against the shard count.
+bench-citus:
+	bash test/citus.sh bench
 # make check-headers PG=17: every file compiled with -Werror against that
 # major's headers (Debian's server-dev package, unpacked, never installed).
 check-headers:

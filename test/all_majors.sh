@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make test-all, the command CI runs: the whole suite on Debian's
 # PostgreSQL 15 and on an assertion-enabled 18 (built once into the cache),
-# and the header compile for 17 and 19. Ends on one line per major, then the
-# total.
+# the header compile for 17 and 19, and the Citus suite when Citus's source
+# is there. Ends on one line per major, then the total.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=$(mktemp -d /tmp/partheal-all.XXXXXX)
@@ -32,6 +32,15 @@ step "PostgreSQL 15" "$logs/15.log" make -C "$root" -s test PG=15
 step "PostgreSQL 18" "$logs/18.log" make -C "$root" -s test PG=18
 step "PostgreSQL 17 headers" "$logs/17.log" make -C "$root" -s check-headers PG=17
 step "PostgreSQL 19 headers" "$logs/19.log" make -C "$root" -s check-headers PG=19
+# Citus's source is not in any package registry: the TAP suite on a Citus
+# cluster runs when it is beside the project (or CITUS_SOURCE names it).
+citus_source=${CITUS_SOURCE:-$root/../shared/deps/citus-13.2.2.tar.gz}
+if [ -e "$citus_source" ]; then
+  step "Citus" "$logs/citus.log" env CITUS_SOURCE="$citus_source" make -C "$root" -s test-citus
+else
+  printf '\n##### Citus\nskipped: no Citus source at %s (set CITUS_SOURCE)\n' "$citus_source"
+  lines+=("partheal with Citus: skipped, no Citus source at $citus_source")
+fi
 
 printf '\n##### every major (logs in %s)\n' "$logs"
 printf '%s\n' "${lines[@]}"

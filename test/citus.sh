@@ -9,7 +9,7 @@
 # CITUS_SOURCE names the source: a tarball (as `git archive` writes one) or
 # an unpacked tree. By default ../shared/deps/citus-13.2.2.tar.gz beside
 # the project; without it, this prints "skipped" and exits 0 (make test-all
-# says so on its own line).
+# says so on its own line). CITUS_TESTS picks some of the test files.
 source "$(dirname "$0")/lib.sh"
 source "$PARTHEAL_ROOT/test/citus_build.sh"
 
@@ -25,9 +25,20 @@ citus_version=$(citus_build_and_install "$CITUS_SOURCE" "$PGBIN/pg_config" | tai
 work=$(make_workdir)
 cd "$work"
 
+# test/citus.sh bench (make bench-citus): the figures, no tests.
+if [ "${1:-}" = bench ]; then
+  say "make bench-citus: one partition's cost on a Citus $citus_version cluster"
+  as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
+    PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" BENCH_OUT="$work/bench.md" \
+    CITUS_VERSION="$citus_version" perl test/citus/bench.pl >/dev/null 2>&1 ||
+    { echo "the bench failed (logs in $work/tmp_check/log)"; exit 1; }
+  cat "$work/bench.md"
+  exit 0
+fi
+
 say "TAP on a Citus $citus_version cluster: a coordinator and two workers"
 as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
-  PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" prove -v test/citus/*.pl 2>&1 | tee tap.log || true
+  PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" prove -v ${CITUS_TESTS:-test/citus/*.pl} 2>&1 | tee tap.log || true
 passed=$(grep -cE '^ok [0-9]+' tap.log || true)
 failed=$(grep -cE '^not ok [0-9]+' tap.log || true)
 grep -q '^Result: PASS' tap.log || failed=$((failed > 0 ? failed : 1))

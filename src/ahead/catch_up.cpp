@@ -77,8 +77,8 @@ std::unordered_map<Oid, TableWatch>& watches() {
 // sequence a range of its own (from its group id << 48), so the local
 // position says nothing of theirs. Each node's position is read through
 // Citus's connections, once a poll, and kept ahead of with its own rate.
-std::vector<int64> other_nodes_ids(Oid relid, const registry::ManagedTable& table,
-                                   const pg::SequencePosition& seq) {
+std::vector<std::vector<int64>> other_nodes_ids(Oid relid, const registry::ManagedTable& table,
+                                                const pg::SequencePosition& seq) {
   if (pg::citus::role() != pg::citus::Role::kCoordinator || !pg::citus::is_citus_table(relid))
     return {};
   TableWatch& watch = watches()[relid];
@@ -94,7 +94,7 @@ std::vector<int64> other_nodes_ids(Oid relid, const registry::ManagedTable& tabl
                {{}, "Their plain INSERTs get partitions ahead again once they answer."});
   watch.unreachable_said = said;
   const int64 size = table.config.partition_size;
-  std::vector<int64> out;
+  std::vector<std::vector<int64>> out;
   for (const pg::citus::NodePosition& node : nodes) {
     const ahead::Draws d{node.last_value, node.drawn, seq.increment, seq.cache};
     ahead::Traffic& traffic = watch.node_traffic[node.node];
@@ -102,9 +102,8 @@ std::vector<int64> other_nodes_ids(Oid relid, const registry::ManagedTable& tabl
     int headroom = Max(table.config.premake + 1,
                        ahead::headroom(traffic, ahead::partition_step(seq.increment, size),
                                        settings::ahead_seconds, settings::max_ahead_partitions));
-    for (int64 id :
-         ahead::needed_ids(d, size, table.config.mark_percent, headroom, table.shape.key_max))
-      out.push_back(id);
+    out.push_back(
+        ahead::needed_ids(d, size, table.config.mark_percent, headroom, table.shape.key_max));
   }
   return out;
 }
@@ -254,9 +253,10 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
     for (int64 id : ids)
       if (!missing && !partitions::routes(rel, id)) missing = id;
     publish_next(relid, draws, *table, ids, missing);
-    std::vector<int64> other_ids = other_nodes_ids(relid, *table, seq);
-    for (int64 id : other_ids)
-      if (!missing && !partitions::routes(rel, id)) missing = id;
+    std::vector<std::vector<int64>> other_ids = other_nodes_ids(relid, *table, seq);
+    for (const std::vector<int64>& node_ids : other_ids)
+      for (int64 id : node_ids)
+        if (!missing && !partitions::routes(rel, id)) missing = id;
     if (missing) {
       Watched w{};
       w.relid = relid;
@@ -382,14 +382,22 @@ partitions::Ensured ensure_next_needed(const Watched& w) {
   // partition of its first id before anyone draws it. Each partition is
   // checked at both ends: a hand-made or cut partition may cover one end of
   // the aligned range and not the other.
-  std::vector<int64> ids =
-      ahead::needed_ids(draws_of(*seq), w.size, w.mark_percent, w.headroom, w.key_max);
-  ids.insert(ids.end(), w.other_nodes_ids.begin(), w.other_nodes_ids.end());
-  for (int64 id : ids) {
-    if (partitions::routes(rel, id)) continue;
-    missing = true;
-    missing_id = id;
-    break;
+  // On Citus, every node's range in turn, nearest its position first, so
+  // that no range waits while another's headroom is made.
+  std::vector<std::vector<int64>> ranges = {
+      ahead::needed_ids(draws_of(*seq), w.size, w.mark_percent, w.headroom, w.key_max)};
+  ranges.insert(ranges.end(), w.other_nodes_ids.begin(), w.other_nodes_ids.end());
+  for (size_t depth = 0; !missing; ++depth) {
+    bool any = false;
+    for (const std::vector<int64>& ids : ranges) {
+      if (depth >= ids.size()) continue;
+      any = true;
+      if (partitions::routes(rel, ids[depth])) continue;
+      missing = true;
+      missing_id = ids[depth];
+      break;
+    }
+    if (!any) break;
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   if (!missing) return {};
@@ -400,10 +408,18 @@ partitions::Ensured ensure_next_needed(const Watched& w) {
 
 // Creates what the positions need, one partition per table in turn, each in
 // a transaction of its own, serving the appenders' heal requests before
-// each. A table gets at most its headroom plus one creations a round, so one
-// table far behind cannot starve the others. True when anything was made.
+// each. A table gets at most its headroom plus one creations a round, and
+// none after kRoundDdlBudgetMs of them, so one table far behind cannot
+// starve the others. True when anything was made.
+// A table's creations in one round also stop after this much DDL: on Citus
+// a partition costs a shard per shard of the parent (tens of ms for 32),
+// and a table that needs many would otherwise hold the round, and the poll
+// of every other table after it, for seconds.
+constexpr long kRoundDdlBudgetMs = 1000;
+
 bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
   std::vector<int> budget;
+  std::vector<long> ddl_ms(watched.size(), 0);
   for (const Watched& w : watched) budget.push_back(w.headroom + 1);
   bool made_any = false;
   for (bool progress = true; progress;) {
@@ -413,9 +429,12 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
       TableWatch& watch = watches()[w.relid];
       if (budget[i] == 0 || watch.retry_at > GetCurrentTimestamp()) continue;
       worker::serve_heal_requests(dboid);
+      TimestampTz started = GetCurrentTimestamp();
       worker::Creation c = worker::create_in_transaction(
           w.relid, w.by_clock ? "catching up with the clock" : "catching up with its sequence",
           [&] { return ensure_next_needed(w); });
+      ddl_ms[i] += TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
+      if (ddl_ms[i] >= kRoundDdlBudgetMs) budget[i] = 1;  // this creation is its last this round
       if (c.error) {
         // PHL03 is logged; back off so a table that cannot be extended (a
         // lock held for long, no CREATE privilege) is not retried every round.

@@ -26,7 +26,7 @@ struct Watched {
   partitions::KeySpec spec;
   // On the Citus coordinator: what the other nodes' positions need, as the
   // poll read them (a round trip to each node, so not read again).
-  std::vector<int64> other_nodes_ids;
+  std::vector<std::vector<int64>> other_nodes_ids;  // one list per node
 };
 
 struct Poll {

@@ -213,4 +213,29 @@ is($sql->(q{SELECT count(*) FROM dr}), '100', 'every row kept');
 is($sql->(q{SELECT bool_and(EXISTS (SELECT FROM pg_dist_partition d WHERE d.logicalrelid = i.inhrelid))
               FROM pg_inherits i WHERE inhparent = 'dr'::regclass}), 't', 'into distributed windows');
 
+# --- the DDL of one round is bounded per table -----------------------------
+# A distributed table of 64 shards whose position jumps needs 31 partitions
+# at once (premake 30), some 3 s of DDL. Its creations in one round stop
+# after 1 s, so a table that falls behind once that round has begun is
+# polled and served before the first table is caught up, not after.
+$sql->(q{
+  CREATE TABLE wide (tenant int, id bigserial) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('wide', 'tenant', shard_count => 64);
+  SELECT partheal_manage('wide', 100, premake => 30);
+  CREATE TABLE quick (id bigserial) PARTITION BY RANGE (id);
+  SELECT partheal_manage('quick', 100, premake => 0);
+});
+my $offset = -s $c->logfile;
+$sql->(q{SELECT setval('wide_id_seq', 1000000)});
+ok($c->wait_for_log(qr/PHL02 created partition "public.wide_p1000000"/, $offset), 'the wide table is being caught up');
+$sql->(q{SELECT setval('quick_id_seq', 1000000)});
+ok(PartHeal::within($c, q{SELECT count(*) >= 31 FROM pg_inherits WHERE inhparent = 'wide'::regclass
+                            AND inhrelid::regclass::text >= 'wide_p1000000'}, 60), 'and caught up');
+my $log = slurp_file($c->logfile, $offset);
+my @wide = ($log =~ /PHL02 created partition "public.wide_p(\d+)"/g);
+my ($quick_at) = ($log =~ /^(.*)PHL02 created partition "public.quick_p1000000"/ms) ? length($1) : undef;
+my ($last_wide_at) = ($log =~ /^(.*)PHL02 created partition "public.wide_p$wide[-1]"/ms) ? length($1) : undef;
+ok(defined $quick_at && $quick_at < $last_wide_at,
+  'the table that fell behind during that round got its partition before the wide table was caught up (' . scalar(@wide) . ' partitions)');
+
 done_testing();

@@ -86,4 +86,14 @@ like($ranges, qr/^0:\d+ 1:\d+ 2:\d+$/, "rows of each node's range, in that many 
 my ($p1) = $ranges =~ / 1:(\d+)/;
 cmp_ok($p1, '>', 1, 'a worker node\'s writer crossed partition boundaries');
 
+# A worker node that does not answer: left out of the poll, said once.
+my $offset = -s $c->logfile;
+my $w2port = $w2->port;
+$w2->stop('immediate');
+ok($c->wait_for_log(qr/PHL03 sequence poll of "public.ev": Citus nodes that did not answer: localhost:$w2port/, $offset),
+  'the coordinator says which node did not answer its poll');
+sleep 2;
+my @said = (slurp_file($c->logfile, $offset) =~ /Citus nodes that did not answer/g);
+is(scalar(@said), 1, 'once, not at every poll');
+
 done_testing();
