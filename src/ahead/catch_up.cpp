@@ -18,6 +18,7 @@
 #include "registry/registry.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
+#include "pg/security.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
@@ -77,14 +78,19 @@ std::unordered_map<Oid, TableWatch>& watches() {
 // sequence a range of its own (from its group id << 48), so the local
 // position says nothing of theirs. Each node's position is read through
 // Citus's connections, once a poll, and kept ahead of with its own rate.
-std::vector<std::vector<int64>> other_nodes_ids(Oid relid, const registry::ManagedTable& table,
+std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
+                                                const registry::ManagedTable& table,
                                                 const pg::SequencePosition& seq) {
   if (pg::citus::role() != pg::citus::Role::kCoordinator || !pg::citus::is_citus_table(relid))
     return {};
   TableWatch& watch = watches()[relid];
   std::vector<std::string> unreachable;
-  std::vector<pg::citus::NodePosition> nodes =
-      pg::citus::worker_positions(table.shape.sequence, &unreachable);
+  // As the table's owner, as every other read of its sequence: the name is
+  // resolved again on each node, where the owner could have put anything
+  // under it, and Citus connects there as the current user.
+  std::vector<pg::citus::NodePosition> nodes;
+  pg::as_role(owner,
+              [&] { nodes = pg::citus::worker_positions(table.shape.sequence, &unreachable); });
   std::string said;
   for (const std::string& u : unreachable) said += (said.empty() ? "" : "; ") + u;
   if (said != watch.unreachable_said && !said.empty())
@@ -253,7 +259,8 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
     for (int64 id : ids)
       if (!missing && !partitions::routes(rel, id)) missing = id;
     publish_next(relid, draws, *table, ids, missing);
-    std::vector<std::vector<int64>> other_ids = other_nodes_ids(relid, *table, seq);
+    std::vector<std::vector<int64>> other_ids =
+        other_nodes_ids(relid, rel->rd_rel->relowner, *table, seq);
     for (const std::vector<int64>& node_ids : other_ids)
       for (int64 id : node_ids)
         if (!missing && !partitions::routes(rel, id)) missing = id;

@@ -9,7 +9,14 @@
 #include "pg/own_sql.hpp"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_sequence.h"
+#include "access/htup_details.h"
+#include "utils/syscache.h"
+#include "utils/fmgroids.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
@@ -70,7 +77,7 @@ const char* lock_class_name(uint16 cls) {
 Role role() {
   if (!installed()) return Role::kNone;
   return with_own_sql({}, [] {
-    spi::execute("SELECT groupid FROM pg_catalog.pg_dist_local_group", SPI_OK_SELECT, {}, true);
+    spi::execute("SELECT groupid FROM pg_catalog.pg_dist_local_group", SPI_OK_SELECT);
     std::optional<Datum> group = spi::value(0, 1);
     return group && DatumGetInt32(*group) != 0 ? Role::kWorker : Role::kCoordinator;
   });
@@ -78,13 +85,23 @@ Role role() {
 
 bool is_citus_table(Oid relid) {
   if (!installed()) return false;
-  return with_own_sql({}, [&] {
-    Oid types[] = {OIDOID};
-    Datum values[] = {ObjectIdGetDatum(relid)};
-    return spi::execute(
-               "SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid "
-               "OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-               SPI_OK_SELECT, {1, types, values, nullptr}, true) > 0;
+  // A scan under the catalog snapshot, not SQL: a statement's snapshot,
+  // taken before a create_distributed_table that committed while the
+  // statement waited for its lock (or a REPEATABLE READ transaction's),
+  // would not see the row, and a table distributed meanwhile would be
+  // taken for a plain one (its rows written into the coordinator's shells).
+  return pg::guard([&] {
+    Oid catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+    if (!OidIsValid(catalog)) return false;
+    Relation rel = table_open(catalog, AccessShareLock);
+    AttrNumber column = get_attnum(catalog, "logicalrelid");
+    ScanKeyData key;
+    ScanKeyInit(&key, column, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+    SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 1, &key);
+    bool found = HeapTupleIsValid(systable_getnext(scan));
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+    return found;
   });
 }
 
@@ -115,6 +132,16 @@ void refuse_on_worker_node(Oid relid, const std::string& what, const std::string
 
 std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable) {
   if (!installed()) return {};
+  // Citus gives worker nodes a range of their own only for a bigint
+  // sequence; a smaller one is set to its maximum there, and draws fail.
+  bool bigint = pg::guard([&] {
+    HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(sequence));
+    if (!HeapTupleIsValid(tuple)) return false;
+    bool is_int8 = reinterpret_cast<Form_pg_sequence>(GETSTRUCT(tuple))->seqtypid == INT8OID;
+    ReleaseSysCache(tuple);
+    return is_int8;
+  });
+  if (!bigint) return {};
   const char* schema = pg::guard([&] { return get_namespace_name(get_rel_namespace(sequence)); });
   const char* name = pg::guard([&] { return get_rel_name(sequence); });
   if (schema == nullptr || name == nullptr) return {};
@@ -127,7 +154,8 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
   return with_own_sql({}, [&] {
     set_local("citus.node_connection_timeout", kConnectTimeoutMs);
     Oid types[] = {TEXTOID};
-    Datum values[] = {pg::guard([&] { return CStringGetTextDatum(command.c_str()); })};
+    const char* text = command.c_str();
+    Datum values[] = {pg::guard([&] { return CStringGetTextDatum(text); })};
     uint64 n = spi::execute(
         "SELECT pg_catalog.format('%s:%s', nodename, nodeport), success, result FROM "
         "pg_catalog.run_command_on_workers($1)",
@@ -196,10 +224,12 @@ std::optional<std::string> citus_lock_held() {
               tag.locktag_field4 == 5 ? mode >= needed : DoLockModesConflict(mode, needed);
           if (conflicts) f = Found{true, false, tag.locktag_field4, InvalidOid, mode};
         } else if (tag.locktag_type == LOCKTAG_RELATION &&
-                   DoLockModesConflict(mode, RowExclusiveLock) &&
                    get_rel_namespace(tag.locktag_field2) == PG_CATALOG_NAMESPACE) {
+          // pg_dist_node is only read (ROW SHARE); the others are written.
           const char* name = get_rel_name(tag.locktag_field2);
-          if (name != nullptr && strncmp(name, "pg_dist_", 8) == 0)
+          bool node = name != nullptr && strcmp(name, "pg_dist_node") == 0;
+          if (name != nullptr && strncmp(name, "pg_dist_", 8) == 0 &&
+              DoLockModesConflict(mode, node ? RowShareLock : RowExclusiveLock))
             f = Found{true, true, 0, tag.locktag_field2, mode};
         }
       }
