@@ -136,6 +136,23 @@ $sql->(q{
 is($sql->(q{SELECT string_agg(id || ' ' || body, ', ' ORDER BY id) FROM late}), '1 local, 2 distributed, 3 distributed',
   'a table distributed after its registration gets its single-row appends through Citus, in the same session');
 
+# A REPEATABLE READ transaction whose snapshot was taken before another
+# session distributed the table: partheal reads Citus's metadata under the
+# catalog snapshot, so its single-row append still goes through Citus (the
+# transaction's own snapshot would not see the table as distributed).
+$sql->(q{
+  CREATE TABLE rr (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('rr', 100);
+});
+my $rr = $c->background_psql('postgres');
+$rr->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class');
+$sql->(q{SELECT create_distributed_table('rr', 'tenant', shard_count => 4)});
+$rr->query_safe(q{SELECT partheal_append('rr', '{"tenant": 1, "body": "repeatable read"}')});
+$rr->query_safe('COMMIT');
+$rr->quit;
+is($sql->(q{SELECT count(*) FROM rr WHERE body = 'repeatable read'}), '1',
+  'an append in a transaction whose snapshot predates the distribution lands where Citus reads');
+
 # --- create-ahead ----------------------------------------------------------
 $sql->(q{
   CREATE TABLE ahead (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
