@@ -9,6 +9,8 @@
 
 #include "ahead/clock_poll.hpp"
 #include "ahead/headroom.hpp"
+#include "ahead/node_ranges.hpp"
+#include "ahead/publish_next.hpp"
 #include "pg/sequence.hpp"
 #include "registry/table_state.hpp"
 #include "errors.hpp"
@@ -17,8 +19,6 @@
 #include "partitions/key_space.hpp"
 #include "registry/registry.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
-#include "pg/security.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
@@ -63,55 +63,11 @@ struct TableWatch {
   bool default_drained = false;        // and whether the drain was on then
   TimestampTz busy_since = 0;          // the catch-up giving way since; 0: not
   bool busy_said = false;              // and said so
-  // A Citus table's other nodes: each draws from a range of its own.
-  std::unordered_map<std::string, ahead::Traffic> node_traffic;
-  std::string unreachable_said;  // the nodes that did not answer, as last said
 };
 
 std::unordered_map<Oid, TableWatch>& watches() {
   static auto* w = new std::unordered_map<Oid, TableWatch>();
   return *w;
-}
-
-// On the Citus coordinator, the ids a distributed table's plain INSERTs on
-// the worker nodes need: Citus gives each node's copy of a bigserial
-// sequence a range of its own (from its group id << 48), so the local
-// position says nothing of theirs. Each node's position is read through
-// Citus's connections, once a poll, and kept ahead of with its own rate.
-std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
-                                                const registry::ManagedTable& table,
-                                                const pg::SequencePosition& seq) {
-  if (pg::citus::role() != pg::citus::Role::kCoordinator || !pg::citus::is_citus_table(relid))
-    return {};
-  TableWatch& watch = watches()[relid];
-  std::vector<std::string> unreachable;
-  // As the table's owner, as every other read of its sequence: the name is
-  // resolved again on each node, where the owner could have put anything
-  // under it, and Citus connects there as the current user.
-  std::vector<pg::citus::NodePosition> nodes;
-  pg::as_role(owner,
-              [&] { nodes = pg::citus::worker_positions(table.shape.sequence, &unreachable); });
-  std::string said;
-  for (const std::string& u : unreachable) said += (said.empty() ? "" : "; ") + u;
-  if (said != watch.unreachable_said && !said.empty())
-    pg::report(LOG, 0,
-               fmt::format("{} sequence poll of {}: Citus nodes that did not answer: {}",
-                           errors::kLogCreateFailed, pg::relation_label(relid), said),
-               {{}, "Their plain INSERTs get partitions ahead again once they answer."});
-  watch.unreachable_said = said;
-  const int64 size = table.config.partition_size;
-  std::vector<std::vector<int64>> out;
-  for (const pg::citus::NodePosition& node : nodes) {
-    const ahead::Draws d{node.last_value, node.drawn, seq.increment, seq.cache};
-    ahead::Traffic& traffic = watch.node_traffic[node.node];
-    ahead::observe(traffic, node.last_value, GetCurrentTimestamp() / 1000);
-    int headroom = Max(table.config.premake + 1,
-                       ahead::headroom(traffic, ahead::partition_step(seq.increment, size),
-                                       settings::ahead_seconds, settings::max_ahead_partitions));
-    out.push_back(
-        ahead::needed_ids(d, size, table.config.mark_percent, headroom, table.shape.key_max));
-  }
-  return out;
 }
 
 // A DEFAULT partition attached after registration takes every row without
@@ -151,54 +107,6 @@ bool note_default_partition(Oid relid, Relation rel, const registry::ManagedTabl
                          table.shape.key_is_time ? "" : ", attached after it was registered"),
              {{}, "Move its rows into partitions with partheal_attach_window and detach it."});
   return false;
-}
-
-// partheal_stats.next_*: the partition the worker creates next and when:
-// the first one missing, which it creates now, or the one past what the
-// position needs, made when the position reaches the id that extends that.
-void publish_next(Oid relid, const ahead::Draws& d, const registry::ManagedTable& table,
-                  const std::vector<int64>& ids, std::optional<int64> missing) {
-  const int64 size = table.config.partition_size;
-  const int64 key_max = table.shape.key_max;
-  auto aligned = [&](int64 n, registry::NextReason reason, int64 at) {
-    int64 first = 0;
-    if (!partitions::first_id_of(n, size, key_max, &first)) {
-      registry::set_next(relid, registry::NextReason::kNone);
-      return;
-    }
-    __int128 end = static_cast<__int128>(first) + size;
-    registry::set_next(relid, reason, first, end > key_max ? key_max : static_cast<int64>(end), at);
-  };
-  if (missing) {
-    aligned(partitions::partition_number(*missing, size), registry::NextReason::kMissing, *missing);
-    return;
-  }
-  if (ids.empty()) {
-    registry::set_next(relid, registry::NextReason::kNone);
-    return;
-  }
-  const __int128 inc = Max(d.increment, static_cast<int64>(1));
-  if (inc > size) {
-    const __int128 after = static_cast<__int128>(ids.back()) + inc;
-    const __int128 next_draw = static_cast<__int128>(d.from) + inc;
-    if (after > key_max || next_draw > key_max) {
-      registry::set_next(relid, registry::NextReason::kNone);
-      return;
-    }
-    aligned(partitions::partition_number(static_cast<int64>(after), size),
-            registry::NextReason::kAtNextDraw, static_cast<int64>(next_draw));
-    return;
-  }
-  const int percent = table.config.mark_percent;
-  const int64 n = partitions::partition_number(d.from, size);
-  const bool past = d.from >= ahead::mark_threshold(n, size, percent, d.increment);
-  const int64 last_n = partitions::partition_number(ids.back(), size);
-  if (last_n == PG_INT64_MAX || (past && n == PG_INT64_MAX)) {
-    registry::set_next(relid, registry::NextReason::kNone);
-    return;
-  }
-  aligned(last_n + 1, registry::NextReason::kAtMark,
-          ahead::mark_threshold(past ? n + 1 : n, size, percent, d.increment));
 }
 
 void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
@@ -341,6 +249,7 @@ Poll poll_sequences(Oid dboid) {
       if (it != watches().end()) kept.emplace(relid, std::move(it->second));
     }
     watches() = std::move(kept);
+    ahead::keep_node_ranges_of(relids);
     poll_slice();
   });
   if (failed) return Poll{{}, failed, 0, {}, {}};
