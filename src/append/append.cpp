@@ -7,6 +7,7 @@
 
 #include "ahead/mark.hpp"
 #include "append/direct_insert.hpp"
+#include "append/on_coordinator.hpp"
 #include "append/rows.hpp"
 #include "append/target.hpp"
 #include "partitions/catalog.hpp"
@@ -357,7 +358,7 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   };
   std::vector<int64> stored = ids;
   uint64 inserted = 0;
-  heal::insert_until_covered(*table, parent, keys, worker::create_covering_partition, [&] {
+  heal::insert_until_covered(*table, parent, keys, append::partition_maker(*table), [&] {
     if (direct) {
       if (append::insert_one_direct(target, parent, rows, *defaults)) {
         inserted = 1;

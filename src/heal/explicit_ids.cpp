@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <vector>
 
 #include "pg/sequence.hpp"
 #include "partitions/catalog.hpp"
@@ -10,6 +11,7 @@
 #include "partitions/key_space.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/security.hpp"
 #include "settings.hpp"
@@ -41,17 +43,35 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
   const int64 size = table.config.partition_size;
   const int64 reach = settings::max_ahead_partitions;
   const __int128 at = partitions::partition_number(position->last, size);
+  // On the Citus coordinator, each worker node draws from a range of its
+  // own: an id near any node's position is one that node's traffic needs.
+  // Read (a round trip to each node) only for an id outside the local window.
+  std::optional<std::vector<pg::citus::NodePosition>> nodes;
+  auto near_a_node = [&](__int128 n) {
+    if (!nodes) {
+      nodes.emplace();
+      if (shape.citus_table && pg::citus::role() == pg::citus::Role::kCoordinator)
+        pg::as_role(parent->rd_rel->relowner,
+                    [&] { *nodes = pg::citus::worker_positions(shape.sequence, nullptr); });
+    }
+    for (const pg::citus::NodePosition& p : *nodes) {
+      __int128 node_at = partitions::partition_number(p.last_value, size);
+      if (n >= node_at - reach && n <= node_at + reach) return true;
+    }
+    return false;
+  };
   for (int64 id : missing) {
     __int128 n = partitions::partition_number(id, size);
     if (n >= at - reach && n <= at + reach) continue;
+    if (near_a_node(n)) continue;
     pg::fail(ERRCODE_INSUFFICIENT_PRIVILEGE,
              fmt::format("id {} of \"{}\" needs a partition that only the table's owner may have "
                          "created",
                          id, shape.name),
              fmt::format("For a role that does not own the table, partheal creates partitions "
                          "for given ids only within partheal.max_ahead_partitions ({}) "
-                         "partitions of the sequence position's.",
-                         reach),
+                         "partitions of the sequence position's{}.",
+                         reach, shape.citus_table ? " (on Citus, of any node's)" : ""),
              "Leave the id out to draw it from the sequence, or ask the table's owner to append "
              "it or create its partition.");
   }

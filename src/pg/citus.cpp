@@ -130,6 +130,47 @@ void refuse_on_worker_node(Oid relid, const std::string& what, const std::string
            hint);
 }
 
+namespace {
+// A node that is down costs this connection timeout once per call, not
+// Citus's default of 30 s.
+constexpr const char* kConnectTimeoutMs = "2000";
+}  // namespace
+
+std::string run_on_coordinator(const std::string& command) {
+  struct Answer {
+    bool any = false;
+    bool ok = false;
+    std::string result;
+  };
+  Answer answer = with_own_sql({}, [&] {
+    set_local("citus.node_connection_timeout", kConnectTimeoutMs);
+    Oid types[] = {TEXTOID};
+    const char* text = command.c_str();
+    Datum values[] = {pg::guard([&] { return CStringGetTextDatum(text); })};
+    Answer a;
+    if (spi::execute("SELECT success, result FROM pg_catalog.run_command_on_coordinator($1)",
+                     SPI_OK_SELECT, {1, types, values, nullptr}) == 0)
+      return a;
+    std::optional<Datum> ok = spi::value(0, 1);
+    a.any = true;
+    a.ok = ok && DatumGetBool(*ok);
+    a.result = text_value(0, 2);
+    return a;
+  });
+  if (!answer.any)
+    pg::fail(errors::kNotOnCoordinator, "this worker node knows no coordinator",
+             "Citus's metadata on this node has no primary node in group 0.",
+             "Run SELECT citus_set_coordinator_host('host', port) on the coordinator.");
+  if (!answer.ok) {
+    std::string coordinator = coordinator_address();
+    pg::fail(
+        ERRCODE_CONNECTION_EXCEPTION,
+        fmt::format("the coordinator{} failed: {}",
+                    coordinator.empty() ? "" : fmt::format(" ({})", coordinator), answer.result));
+  }
+  return answer.result;
+}
+
 std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable) {
   if (!installed()) return {};
   // Citus gives worker nodes a range of their own only for a bigint
@@ -146,9 +187,6 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
   const char* name = pg::guard([&] { return get_rel_name(sequence); });
   if (schema == nullptr || name == nullptr) return {};
   std::string sequence_sql = fmt::format("{}.{}", quoted(schema), quoted(name));
-  // A node that is down costs this connection timeout once per call, not
-  // Citus's default of 30 s.
-  constexpr const char* kConnectTimeoutMs = "2000";
   std::string command =
       fmt::format("SELECT pg_catalog.format('%s %s', last_value, is_called) FROM {}", sequence_sql);
   return with_own_sql({}, [&] {

@@ -34,6 +34,14 @@ std::string coordinator_address();
 // this node's own.
 void refuse_on_worker_node(Oid relid, const std::string& what, const std::string& hint);
 
+// Runs one SQL command on the coordinator, from a worker node, over a
+// connection of Citus's of its own: its own transaction, committed (with
+// whatever it changed on every node) before this returns, as the current
+// user. Its one value, as text. A command that fails comes back as its
+// message's first line only (Citus relays no SQLSTATE): 08000 with that
+// line. Throws PH006 when this node knows no coordinator.
+std::string run_on_coordinator(const std::string& command);
+
 // What a sequence has drawn on every other primary node: Citus gives each
 // worker node a range of its own for a bigserial column (from its group id
 // << 48), so plain INSERTs there draw ids far from the coordinator's.

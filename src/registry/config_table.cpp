@@ -79,39 +79,122 @@ std::string extension_schema_sql() {
   });
 }
 
+namespace {
+
+// The config table's columns, by number: the same in a fresh install and
+// after every update script.
+enum Column {
+  kParent = 1,
+  kSize,
+  kPercent,
+  kPremake,
+  kInterval,
+  kZone,
+  kRetention,
+  kKeepTable,
+  kDrain,
+  kRetentionIds
+};
+
+// One row as read, in plain memory: gathered inside a guard, where
+// nothing may throw.
+struct Row {
+  Oid parent;
+  int64 size;
+  int32 percent;
+  int32 premake;
+  bool by_time;
+  bool drain;
+  bool keep_table;
+  int64 retention_ids;
+  Interval interval;
+  Interval retention;
+  char zone[partitions::kZoneNameSize];
+};
+
+// Reads a tuple shaped as the config table's (the table's own, or a row of
+// its type), whatever update it is at: a config table an update has not
+// reached yet (ALTER EXTENSION UPDATE pending) has fewer columns. False for
+// a row without a parent or a size or interval. PostgreSQL calls only: it
+// runs inside a guard.
+bool parse_row(HeapTuple tuple, TupleDesc desc, Row* row) {
+  const bool has_time = desc->natts >= kZone;
+  const bool has_drain = desc->natts >= kDrain;
+  bool null_parent = false, null_size = false, null_percent = false, null_premake = true,
+       null_interval = true, null_zone = true;
+  Datum parent = heap_getattr(tuple, kParent, desc, &null_parent);
+  Datum size = heap_getattr(tuple, kSize, desc, &null_size);
+  Datum percent = heap_getattr(tuple, kPercent, desc, &null_percent);
+  Datum premake = 0, interval = 0, zone = 0;
+  if (has_time) {
+    premake = heap_getattr(tuple, kPremake, desc, &null_premake);
+    interval = heap_getattr(tuple, kInterval, desc, &null_interval);
+    zone = heap_getattr(tuple, kZone, desc, &null_zone);
+  }
+  if (null_parent || (null_size && null_interval)) return false;
+  memset(row, 0, sizeof(Row));
+  row->parent = DatumGetObjectId(parent);
+  row->size = null_size ? 0 : DatumGetInt64(size);
+  row->percent = null_percent ? 0 : DatumGetInt32(percent);
+  row->premake = null_premake ? 4 : DatumGetInt32(premake);
+  row->by_time = !null_interval;
+  // A catalog older than 0.6 has no switch: not drained until updated.
+  row->drain = false;
+  if (has_time) {
+    bool null_retention = true, null_keep = true;
+    Datum retention = heap_getattr(tuple, kRetention, desc, &null_retention);
+    Datum keep = heap_getattr(tuple, kKeepTable, desc, &null_keep);
+    if (!null_retention) row->retention = *DatumGetIntervalP(retention);
+    row->keep_table = !null_keep && DatumGetBool(keep);
+  }
+  if (has_drain) {
+    bool null_drain = true;
+    Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);
+    row->drain = null_drain || DatumGetBool(drain);
+  }
+  if (desc->natts >= kRetentionIds) {
+    bool null_ids = true;
+    Datum ids = heap_getattr(tuple, kRetentionIds, desc, &null_ids);
+    row->retention_ids = null_ids ? 0 : DatumGetInt64(ids);
+  }
+  if (!null_interval) row->interval = *DatumGetIntervalP(interval);
+  if (!null_zone) text_to_cstring_buffer(DatumGetTextPP(zone), row->zone, sizeof(row->zone));
+  return true;
+}
+
+Config config_of(const Row& r) {
+  Config c;
+  c.partition_size = r.size;
+  c.mark_percent = r.percent;
+  c.premake = r.premake;
+  c.by_time = r.by_time;
+  c.interval_months = r.interval.month;
+  c.interval_days = r.interval.day;
+  c.interval_us = r.interval.time;
+  c.time_zone = r.zone[0] != '\0' ? r.zone : "UTC";
+  c.drain_default = r.drain;
+  c.retention_months = r.retention.month;
+  c.retention_days = r.retention.day;
+  c.retention_us = r.retention.time;
+  c.retention_keep_table = r.keep_table;
+  c.retention_ids = r.retention_ids;
+  return c;
+}
+
+}  // namespace
+
+std::optional<Config> config_of_tuple(HeapTuple tuple, TupleDesc desc) {
+  Row row;
+  if (!guard([&] { return parse_row(tuple, desc, &row); })) return std::nullopt;
+  return config_of(row);
+}
+
 // The config table's rows (only relid's, unless InvalidOid), read with a
 // snapshot taken now, not the transaction's: under REPEATABLE READ the
 // transaction snapshot can predate a registration another session has
 // changed or removed since, and what is read here is cached beyond this
 // transaction. As catalogs are read, the rows are as committed now.
 std::vector<std::pair<Oid, Config>> read_config(Oid only) {
-  // The config table's columns, by number: the same in a fresh install and
-  // after every update script.
-  enum Column {
-    kParent = 1,
-    kSize,
-    kPercent,
-    kPremake,
-    kInterval,
-    kZone,
-    kRetention,
-    kKeepTable,
-    kDrain,
-    kRetentionIds
-  };
-  struct Row {
-    Oid parent;
-    int64 size;
-    int32 percent;
-    int32 premake;
-    bool by_time;
-    bool drain;
-    bool keep_table;
-    int64 retention_ids;
-    Interval interval;
-    Interval retention;
-    char zone[partitions::kZoneNameSize];
-  };
   Oid schema = extension_row().schema;
   // Gathered in palloc'd memory: nothing inside the guard may throw.
   Row* found = nullptr;
@@ -127,58 +210,16 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     SysScanDesc scan =
         systable_beginscan(rel, InvalidOid, false, snapshot, OidIsValid(only) ? 1 : 0, &key);
     TupleDesc desc = RelationGetDescr(rel);
-    // A config table an update has not reached yet (ALTER EXTENSION UPDATE
-    // pending) has only the first three columns.
-    const bool has_time = desc->natts >= kZone;
-    const bool has_drain = desc->natts >= kDrain;
     int n = 0, room = 16;
     found = static_cast<Row*>(palloc0(sizeof(Row) * room));
     HeapTuple tuple;
     while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
-      bool null_parent = false, null_size = false, null_percent = false, null_premake = true,
-           null_interval = true, null_zone = true;
-      Datum parent = heap_getattr(tuple, kParent, desc, &null_parent);
-      Datum size = heap_getattr(tuple, kSize, desc, &null_size);
-      Datum percent = heap_getattr(tuple, kPercent, desc, &null_percent);
-      Datum premake = 0, interval = 0, zone = 0;
-      if (has_time) {
-        premake = heap_getattr(tuple, kPremake, desc, &null_premake);
-        interval = heap_getattr(tuple, kInterval, desc, &null_interval);
-        zone = heap_getattr(tuple, kZone, desc, &null_zone);
-      }
-      if (null_parent || (null_size && null_interval)) continue;
       if (n == room) {
         found = static_cast<Row*>(repalloc(found, sizeof(Row) * room * 2));
         memset(found + room, 0, sizeof(Row) * room);
         room *= 2;
       }
-      Row& row = found[n++];
-      row.parent = DatumGetObjectId(parent);
-      row.size = null_size ? 0 : DatumGetInt64(size);
-      row.percent = null_percent ? 0 : DatumGetInt32(percent);
-      row.premake = null_premake ? 4 : DatumGetInt32(premake);
-      row.by_time = !null_interval;
-      // A catalog older than 0.6 has no switch: not drained until updated.
-      row.drain = false;
-      if (has_time) {
-        bool null_retention = true, null_keep = true;
-        Datum retention = heap_getattr(tuple, kRetention, desc, &null_retention);
-        Datum keep = heap_getattr(tuple, kKeepTable, desc, &null_keep);
-        if (!null_retention) row.retention = *DatumGetIntervalP(retention);
-        row.keep_table = !null_keep && DatumGetBool(keep);
-      }
-      if (has_drain) {
-        bool null_drain = true;
-        Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);
-        row.drain = null_drain || DatumGetBool(drain);
-      }
-      if (desc->natts >= kRetentionIds) {
-        bool null_ids = true;
-        Datum ids = heap_getattr(tuple, kRetentionIds, desc, &null_ids);
-        row.retention_ids = null_ids ? 0 : DatumGetInt64(ids);
-      }
-      if (!null_interval) row.interval = *DatumGetIntervalP(interval);
-      if (!null_zone) text_to_cstring_buffer(DatumGetTextPP(zone), row.zone, sizeof(row.zone));
+      if (parse_row(tuple, desc, &found[n])) ++n;
     }
     systable_endscan(scan);
     UnregisterSnapshot(snapshot);
@@ -186,25 +227,7 @@ std::vector<std::pair<Oid, Config>> read_config(Oid only) {
     return n;
   });
   std::vector<std::pair<Oid, Config>> rows;
-  for (int i = 0; i < count; ++i) {
-    const Row& r = found[i];
-    Config c;
-    c.partition_size = r.size;
-    c.mark_percent = r.percent;
-    c.premake = r.premake;
-    c.by_time = r.by_time;
-    c.interval_months = r.interval.month;
-    c.interval_days = r.interval.day;
-    c.interval_us = r.interval.time;
-    c.time_zone = r.zone[0] != '\0' ? r.zone : "UTC";
-    c.drain_default = r.drain;
-    c.retention_months = r.retention.month;
-    c.retention_days = r.retention.day;
-    c.retention_us = r.retention.time;
-    c.retention_keep_table = r.keep_table;
-    c.retention_ids = r.retention_ids;
-    rows.emplace_back(r.parent, c);
-  }
+  for (int i = 0; i < count; ++i) rows.emplace_back(found[i].parent, config_of(found[i]));
   pg::guard([&] { pfree(found); });
   return rows;
 }

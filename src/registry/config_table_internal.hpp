@@ -2,10 +2,16 @@
 // read from the catalog (config_table.cpp) for registry.cpp's cache.
 #pragma once
 
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "registry/registry.hpp"
+
+extern "C" {
+#include "access/htup.h"
+#include "access/tupdesc.h"
+}
 
 namespace partheal::registry {
 
@@ -22,6 +28,15 @@ ExtensionRow extension_row();
 // The config table's rows (only relid's, unless InvalidOid), as committed
 // now.
 std::vector<std::pair<Oid, Config>> read_config(Oid only);
+
+// A row shaped as the config table's (a row of its type: a Citus worker
+// node reads the coordinator's row so), as the cache keeps it; nullopt for
+// a row without a parent or a size or interval.
+std::optional<Config> config_of_tuple(HeapTuple tuple, TupleDesc desc);
+
+// On a Citus worker node, the coordinator's registration of a table there
+// (coordinator_config.cpp); nullopt when it has none. A round trip.
+std::optional<Config> coordinator_config(Relation parent);
 
 // The config table's OID as last read (InvalidOid before): its
 // invalidation makes every cached registration stale. A plain read, for

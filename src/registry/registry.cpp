@@ -116,6 +116,24 @@ bool is_cached(Oid relid) {
   return cache().count(relid) > 0;
 }
 
+namespace {
+
+// The coordinator's registration of a distributed table, cached here as a
+// local one is, with no shared state: this node's partheal worker never
+// makes its partitions.
+TablePtr lookup_on_coordinator(Relation parent) {
+  std::optional<Config> config = coordinator_config(parent);
+  if (!config) return nullptr;
+  auto table = std::make_shared<ManagedTable>();
+  table->config = *config;
+  table->shape = describe(parent);
+  table->registered_on_coordinator = true;
+  cache()[RelationGetRelid(parent)] = Entry{table, false};
+  return table;
+}
+
+}  // namespace
+
 Opened open_for_insert(Oid relid) {
   bool table_insert = false;
   guard([&] {
@@ -133,17 +151,24 @@ Opened open_for_insert(Oid relid) {
   });
   Relation parent = pg::open_existing(relid, RowExclusiveLock);
   TablePtr table = lookup(parent);
-  // A Citus table is registered on the coordinator, and its rows are not
-  // on this worker node: "not managed" would be false.
-  if (table == nullptr)
-    pg::citus::refuse_on_worker_node(
-        relid, "its registration is",
-        "Call partheal_append and partheal_reserve on the coordinator. Plain INSERTs on this "
-        "node land in the partitions the coordinator makes ahead of every node's sequence.");
-  if (table == nullptr)
+  // A Citus table is registered on the coordinator, whose registration a
+  // worker node's appends use.
+  bool on_worker_node = false;
+  if (table == nullptr && pg::citus::role() == pg::citus::Role::kWorker &&
+      pg::citus::is_citus_table(relid)) {
+    on_worker_node = true;
+    table = lookup_on_coordinator(parent);
+  }
+  if (table == nullptr) {
+    std::string coordinator = on_worker_node ? pg::citus::coordinator_address() : std::string();
     fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-         fmt::format("\"{}\" is not managed by partheal", RelationGetRelationName(parent)), {},
-         "Register it first: SELECT partheal_manage('table', partition_size).");
+         fmt::format("\"{}\" is not managed by partheal{}", RelationGetRelationName(parent),
+                     on_worker_node ? fmt::format(" on the coordinator ({})", coordinator) : ""),
+         on_worker_node ? "A Citus table's registration lives on the coordinator." : "",
+         on_worker_node
+             ? "Register it on the coordinator: SELECT partheal_manage('table', partition_size)."
+             : "Register it first: SELECT partheal_manage('table', partition_size).");
+  }
   return Opened{parent, table, table_insert};
 }
 
@@ -175,6 +200,7 @@ TablePtr lookup(Relation parent) {
                           table->shape.key_max);
   } else {
     table->config = it->second.table->config;
+    table->registered_on_coordinator = it->second.table->registered_on_coordinator;
     table->shape = describe(parent);
   }
   // The caller holds a lock on the parent that keeps its shape from

@@ -51,6 +51,10 @@ struct Config {
 struct ManagedTable {
   TableShape shape;
   Config config;
+  // On a Citus worker node, a distributed table's registration read from
+  // the coordinator: its heals are asked of the coordinator, and this node
+  // keeps no shared state for it.
+  bool registered_on_coordinator = false;
 
   // How the table's keys are cut into partitions: what the heal loop and
   // partheal_reserve ask "which partition covers this key" of.

@@ -1,5 +1,6 @@
 # partheal on Citus's worker nodes: registrations are refused there, an
-# append there names the coordinator, a worker node's partheal worker never
+# append there lands, and heals through the coordinator, under the
+# coordinator's limits, a worker node's partheal worker never
 # runs DDL on a Citus table, and plain INSERTs on every node, each drawing
 # ids from its own range of the sequence, land at full speed across
 # partition boundaries, because the coordinator keeps partitions ahead of
@@ -23,8 +24,7 @@ $sql->(q{
 });
 
 # --- refusals on a worker node ---------------------------------------------
-for my $call ("partheal_manage('ev', 1000)", "partheal_unmanage('ev')",
-              q{partheal_append('ev', '{"tenant": 1}')}, "partheal_reserve('ev', 10)") {
+for my $call ("partheal_manage('ev', 1000)", "partheal_unmanage('ev')") {
   my ($rc, $out, $err) = $w1->psql('postgres', "SELECT $call", extra_params => ['-v', 'VERBOSITY=verbose']);
   like($err, qr/ERROR:  PH006: "ev" is a Citus table: .* on the coordinator \(localhost:$cport\), not on a worker node/,
     "$call on a worker node: PH006, naming the coordinator");
@@ -32,6 +32,119 @@ for my $call ("partheal_manage('ev', 1000)", "partheal_unmanage('ev')",
   like($err, qr/HINT:  .*coordinator/, "$call: a HINT");
 }
 is($w1->safe_psql('postgres', 'SELECT count(*) FROM partheal_config'), '0', 'no registration was written on the worker node');
+
+# --- appends on a worker node -----------------------------------------------
+# They use the coordinator's registration, draw from the node's own range,
+# and a missing partition is asked of the coordinator.
+my $w1sql = sub { $w1->safe_psql('postgres', shift) };
+my $first = $w1sql->(q{SELECT partheal_append('ev', '{"tenant": 1, "body": "from worker1"}')});
+cmp_ok($first, '>=', 281474976710657, "partheal_append on a worker node lands, with an id of its range ($first)");
+is($sql->(qq{SELECT body FROM ev WHERE id = $first}), 'from worker1', 'and the coordinator reads the row');
+is($w1sql->(q{SELECT count(*) FROM partheal_append('ev', '[{"tenant": 2}, {"tenant": 3}, {"tenant": 4}]')}), '3',
+  'a batch lands too');
+# A partition no node's create-ahead would make: the heal is the coordinator's.
+my $far = 281474976710657 + 50 * 1000;
+my $offset_w = -s $w1->logfile;
+is($w1sql->(qq{SELECT partheal_append('ev', '{"tenant": 5, "id": $far}')}), $far,
+  'an id past every partition heals from a worker node');
+my $far_part = 'ev_p' . (int($far / 1000) * 1000);
+is($sql->(qq{SELECT count(*) FROM pg_inherits WHERE inhparent = 'ev'::regclass AND inhrelid = '$far_part'::regclass}), '1',
+  "the coordinator made $far_part and attached it");
+is($sql->(qq{SELECT count(*) FROM citus_shards WHERE table_name = '$far_part'::regclass}), '4',
+  'distributed, with its four shards');
+ok($w1->wait_for_log(qr/PHL01 heal: no partition of "public.ev" for id $far .*created "$far_part" FROM \(\d+\) TO \(\d+\) on the coordinator/, $offset_w),
+  'the worker node\'s log names the partition the coordinator made');
+is($sql->(qq{SELECT tenant FROM ev WHERE id = $far}), '5', 'the row is in it');
+# partheal_reserve on a worker node reserves that node's next ids.
+my $w1_next = $w1sql->(q{SELECT last_value + 1 FROM ev_id_seq});
+cmp_ok($w1sql->(q{SELECT partheal_reserve('ev', 5000)}), '>=', 1, 'partheal_reserve on a worker node makes partitions');
+is($sql->(qq{SELECT count(*) FROM pg_inherits WHERE inhparent = 'ev'::regclass
+  AND inhrelid::regclass::text = 'ev_p' || ((($w1_next + 4999) / 1000) * 1000)}), '1', 'up to the last id reserved');
+# A rolled-back append: its row goes, the partition stays, as on one node.
+my $far2 = $far + 10 * 1000;
+$w1sql->(qq{BEGIN; SELECT partheal_append('ev', '{"tenant": 6, "id": $far2}'); ROLLBACK;});
+is($sql->(qq{SELECT count(*) FROM ev WHERE id = $far2}), '0', 'a rolled-back append leaves no row');
+is($sql->(qq{SELECT count(*) FROM pg_class WHERE relname = 'ev_p' || (($far2 / 1000) * 1000)}), '1',
+  'and keeps the partition it healed');
+
+# A role that does not own the table: the coordinator applies its limits.
+# Ids near a node's position are healed; a given id far from every node's
+# is refused there, and its SQLSTATE comes back.
+$sql->(q{
+  CREATE ROLE ev_writer LOGIN;
+  GRANT INSERT ON ev TO ev_writer;
+  GRANT USAGE ON SEQUENCE ev_id_seq TO ev_writer;
+});
+my $writer_w1 = sub {
+  my ($rc, $out, $err) = $w1->psql('postgres', "SET ROLE ev_writer; SELECT " . shift,
+    extra_params => ['-v', 'VERBOSITY=verbose']);
+  return ($rc, $out, $err);
+};
+my $nonowner_far = 281474976710657 + 900 * 1000;
+my ($rc_far, $out_far, $err_far) = $writer_w1->(qq{partheal_append('ev', '{"tenant": 7, "id": $nonowner_far}')});
+like($err_far, qr/ERROR:  42501: id $nonowner_far of "ev" needs a partition that only the table's owner may have created/,
+  'a non-owner\'s far id from a worker node: 42501, as on the coordinator');
+is($sql->(qq{SELECT count(*) FROM pg_class WHERE relname = 'ev_p' || (($nonowner_far / 1000) * 1000)}), '0',
+  'nothing was made');
+my ($rc_near, $out_near, $err_near) = $writer_w1->(q{partheal_append('ev', '{"tenant": 8}')});
+is($rc_near, 0, 'a non-owner\'s drawn id from a worker node lands') or diag($err_near);
+
+# An error on the coordinator comes back with its SQLSTATE, message and
+# HINT, which Citus alone would not relay: here the registration a worker
+# node's session read is gone from the coordinator when it asks for a heal.
+$sql->(q{
+  CREATE TABLE gone (tenant int, id bigserial) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('gone', 'tenant', shard_count => 4);
+  SELECT partheal_manage('gone', 1000, premake => 1);
+});
+my ($rc_gone, $out_gone, $err_gone) = $w1->psql('postgres', q{
+  SELECT partheal_append('gone', '{"tenant": 1}') > 0 AS landed;
+  SELECT success FROM run_command_on_coordinator($$SELECT partheal_unmanage('gone')$$);
+  SELECT partheal_append('gone', '{"tenant": 1, "id": 281474977710657}');
+}, extra_params => ['-v', 'VERBOSITY=verbose']);
+like($out_gone, qr/^t\nt$/, 'a worker node session appends, then the coordinator unregisters the table');
+like($err_gone, qr/ERROR:  55000: "gone" is not managed by partheal\n.*HINT:  Register it first/s,
+  'its next heal gets the coordinator\'s error, with its SQLSTATE and HINT') or diag($err_gone);
+like($err_gone, qr/CONTEXT:  creating the partition on the coordinator \(localhost:$cport\)/,
+  'and a CONTEXT line saying where');
+
+# A Citus table the coordinator has not registered: "not managed", said of
+# the coordinator.
+$sql->(q{
+  CREATE TABLE free (tenant int, id bigserial) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('free', 'tenant', shard_count => 4);
+});
+my ($rc_free, $out_free, $err_free) = $w1->psql('postgres', q{SELECT partheal_append('free', '{"tenant": 1}')});
+like($err_free, qr/ERROR:  "free" is not managed by partheal on the coordinator \(localhost:$cport\)/,
+  'an unregistered Citus table: not managed on the coordinator');
+
+# Heals from both worker nodes at once, at boundaries nobody makes ahead
+# (create-ahead off, partitions of 50 ids): every append path, no failure,
+# every committed row once.
+$sql->(q{
+  CREATE TABLE hv (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('hv', 'tenant', shard_count => 4);
+  SELECT partheal_manage('hv', 50, mark_percent => NULL, premake => 0);
+});
+my $one = q{SELECT partheal_append('hv', '{"tenant": 1, "body": "one"}');};
+my $batch = q{SELECT count(*) FROM partheal_append('hv', '[{"tenant": 2}, {"tenant": 3}, {"tenant": 4}]');};
+my %hw;
+for my $node ($w1, $w2) {
+  $hw{$node->name . ' one'} = PartHeal::start_writers($node, 1, 6, $one);
+  $hw{$node->name . ' batch'} = PartHeal::start_writers($node, 1, 6, $batch);
+}
+my $expected = 0;
+for my $name (sort keys %hw) {
+  my ($rounds, $failed, @lines) = PartHeal::finish_writers($hw{$name});
+  is($failed, 0, "partheal_append ($name) on a worker node for 6 s, healing: $rounds calls, 0 failed")
+    or diag join "\n", @lines;
+  $expected += $name =~ /batch/ ? 3 * $rounds : $rounds;
+}
+my ($hrows, $hdistinct) = Citus::counts($c, 'hv');
+is($hrows, $expected, "every row is there ($expected)");
+is($hdistinct, $hrows, 'each once');
+cmp_ok($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'hv'::regclass}), '>', 4,
+  'in partitions the heals made');
 
 # A local table of the worker node's own is no Citus table: partheal
 # manages it there as on any server.
@@ -70,6 +183,7 @@ for my $lower ('281474976710000', '562949953421000') {
     "the coordinator made the partition of a worker node's first ids, ev_p$lower");
 }
 my $insert = q{INSERT INTO ev (tenant, body) VALUES ((random() * 1000)::int, 'plain');};
+my ($before) = Citus::counts($c, 'ev');
 my %w = map { $_->name => PartHeal::start_writers($_, 1, 8, $insert) } ($c, $w1, $w2);
 my $total = 0;
 for my $name (sort keys %w) {
@@ -78,7 +192,7 @@ for my $name (sort keys %w) {
   $total += $rounds;
 }
 my ($rows, $distinct) = Citus::counts($c, 'ev');
-is($rows, $total, "every row is there ($total)");
+is($rows - $before, $total, "every row is there ($total)");
 is($distinct, $rows, 'each once');
 my $ranges = $sql->(q{SELECT string_agg(n || ':' || parts, ' ' ORDER BY n) FROM (
   SELECT (id >> 48) AS n, count(DISTINCT id / 1000) AS parts FROM ev GROUP BY 1) x});

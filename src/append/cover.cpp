@@ -1,0 +1,143 @@
+// partheal_cover: the heal loop in its cover-only mode for keys the caller
+// names. It makes the partitions these key values need, under the limits an
+// append of rows with those keys would meet. A Citus worker node's append
+// asks it of the coordinator, where the registration and the partitions
+// live; a bulk load with ids or times of its own can call it first.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "heal/explicit_ids.hpp"
+#include "heal/heal_loop.hpp"
+#include "partitions/catalog.hpp"
+#include "pg/boundary.hpp"
+#include "registry/registry.hpp"
+#include "settings.hpp"
+#include "append/on_coordinator.hpp"
+#include "pg/subxact.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "tcop/utility.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+}
+
+namespace {
+
+// Keys one call may name: a bound on the work behind one call, whoever makes
+// it (the window rules bound the partitions a non-owner gets).
+constexpr int kMaxKeys = 10000;
+
+constexpr const char* kSignature =
+    "partheal_cover(parent regclass, keys text[]) creates the partitions that rows with these "
+    "key values need.";
+
+[[noreturn]] void null_argument(const char* name) {
+  partheal::pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, fmt::format("{} must not be NULL", name), {},
+                     kSignature);
+}
+
+}  // namespace
+
+using namespace partheal;
+
+namespace {
+
+// partheal_cover's work, for both entries: the partitions made.
+int32 cover_keys(Oid relid, ArrayType* array) {
+  Datum* elements = nullptr;
+  bool* nulls = nullptr;
+  int count = 0;
+  pg::guard([&] {
+    if (ARR_NDIM(array) > 1)
+      ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                      errmsg("keys must be a one-dimensional array")));
+    deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elements, &nulls, &count);
+  });
+  if (count > kMaxKeys)
+    pg::fail(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+             fmt::format("partheal_cover takes at most {} keys, not {}", kMaxKeys, count), {},
+             "Cover the keys in several calls.");
+  // Partitions are committed by the worker and outlive this transaction:
+  // refuse before anything is created.
+  pg::guard([] { PreventCommandIfReadOnly("partheal_cover()"); });
+  registry::Opened opened = registry::open_for_insert(relid);
+  Relation parent = opened.parent;
+  registry::TablePtr table = opened.table;
+  const registry::TableShape& shape = table->shape;
+  const Oid type = shape.key_type;
+  std::vector<int64> keys;
+  keys.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    if (nulls[i])
+      pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, fmt::format("key {} is NULL", i + 1),
+               "A row with a null partition key has no partition to go to.", kSignature);
+    Datum key_text = elements[i];
+    // The key column's own input function, as an INSERT of the text would
+    // read it: the same errors for a value that is no key.
+    Datum key = pg::guard([&] {
+      Oid input = InvalidOid;
+      Oid param = InvalidOid;
+      getTypeInputInfo(type, &input, &param);
+      return OidInputFunctionCall(input, TextDatumGetCString(key_text), param, -1);
+    });
+    keys.push_back(partitions::key_to_int64(key, type));
+  }
+  // The limits partheal_append puts on rows that give their keys.
+  heal::refuse_keys_past_retention(*table, parent, keys);
+  if (shape.key_is_time)
+    heal::refuse_far_windows(*table, parent, keys);
+  else
+    heal::refuse_explicit_ids_out_of_window(*table, parent, keys);
+  size_t before = partitions::attached_ranges(parent).size();
+  heal::cover(*table, parent, keys, append::partition_maker(*table));
+  partitions::refresh_partitions(parent);
+  size_t after = partitions::attached_ranges(parent).size();
+  pg::guard([&] { relation_close(parent, NoLock); });
+  return static_cast<int32>(after > before ? after - before : 0);
+}
+
+}  // namespace
+
+// partheal_cover(parent regclass, keys text[]) RETURNS integer
+PARTHEAL_SQL_FUNCTION(partheal_cover) {
+  settings::require_preloaded();
+  if (PG_ARGISNULL(0)) null_argument("parent");
+  if (PG_ARGISNULL(1)) null_argument("keys");
+  Oid relid = PG_GETARG_OID(0);
+  ArrayType* array = pg::guard([&] { return PG_GETARG_ARRAYTYPE_P(1); });
+  return Int32GetDatum(cover_keys(relid, array));
+}
+
+// partheal_cover_for_node(parent text, keys text[]) RETURNS text: what a
+// Citus worker node's heal asks of the coordinator (append/on_coordinator).
+// Citus relays a failed command's first message line only, so the outcome
+// comes back as the value, a JSON object: {"made": n}, or the error's
+// SQLSTATE, message, detail and hint.
+PARTHEAL_SQL_FUNCTION(partheal_cover_for_node) {
+  settings::require_preloaded();
+  if (PG_ARGISNULL(0)) null_argument("parent");
+  if (PG_ARGISNULL(1)) null_argument("keys");
+  const char* name = pg::guard([&] { return text_to_cstring(PG_GETARG_TEXT_PP(0)); });
+  ArrayType* array = pg::guard([&] { return PG_GETARG_ARRAYTYPE_P(1); });
+  std::string outcome;
+  try {
+    int32 made = 0;
+    pg::in_subtransaction([&] {
+      Oid relid = pg::guard(
+          [&] { return DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name))); });
+      made = cover_keys(relid, array);
+    });
+    outcome = append::relayed_outcome(made, nullptr);
+  } catch (const PgError& e) {
+    outcome = append::relayed_outcome(0, &e);
+  }
+  const char* out = outcome.c_str();
+  return pg::guard([&] { return PointerGetDatum(cstring_to_text(out)); });
+}

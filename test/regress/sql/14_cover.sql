@@ -1,0 +1,80 @@
+-- partheal_cover(parent, keys text[]): the partitions that rows with these
+-- keys need, made before a load that gives its own ids or times, under the
+-- limits partheal_append puts on such rows. Bad input changes nothing.
+\set VERBOSITY default
+CREATE TABLE cv (id bigserial, v text) PARTITION BY RANGE (id);
+SELECT partheal_manage('cv', 100, mark_percent => NULL, premake => 0);
+CREATE VIEW cv_parts AS
+  SELECT string_agg(c.relname, ', ' ORDER BY c.relname) AS partitions
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+   WHERE i.inhparent = 'cv'::regclass;
+
+-- Two keys in one partition and one in another: two partitions; again, none.
+SELECT partheal_cover('cv', ARRAY['5', '50', '250']);
+SELECT * FROM cv_parts;
+SELECT partheal_cover('cv', ARRAY['5', '250']);
+SELECT partheal_cover('cv', '{}');
+-- The keys are read as the key column reads them.
+SELECT partheal_cover('cv', ARRAY[' 420 ']);
+SELECT * FROM cv_parts;
+
+-- Bad input: an error that names the problem, and no partition made.
+SELECT partheal_cover(NULL, ARRAY['1']);
+SELECT partheal_cover('cv', NULL);
+SELECT partheal_cover('cv', ARRAY['700', NULL]);
+SELECT partheal_cover('cv', ARRAY['700', 'seven hundred']);
+SELECT partheal_cover('cv', ARRAY['9223372036854775808']);
+SELECT partheal_cover('cv', ARRAY[['700'], ['800']]);
+SELECT partheal_cover('cv', (SELECT array_agg(i::text) FROM generate_series(1, 10001) i));
+CREATE TABLE cv_plain (id bigint) PARTITION BY RANGE (id);
+SELECT partheal_cover('cv_plain', ARRAY['1']);
+BEGIN READ ONLY;
+SELECT partheal_cover('cv', ARRAY['700']);
+ROLLBACK;
+SELECT * FROM cv_parts;
+
+-- A role that does not own the table: INSERT is needed, and keys far from
+-- the sequence position (partheal.max_ahead_partitions = 1 partition either
+-- side) are refused before anything is made. cv's position is 1, its
+-- partition cv_p0; cv_p100 is within reach, cv_p500 is not.
+CREATE ROLE regress_cover_writer;
+SET ROLE regress_cover_writer;
+SELECT partheal_cover('cv', ARRAY['150']);
+RESET ROLE;
+GRANT INSERT ON cv TO regress_cover_writer;
+SET ROLE regress_cover_writer;
+SELECT partheal_cover('cv', ARRAY['150']);
+SELECT partheal_cover('cv', ARRAY['550']);
+RESET ROLE;
+SELECT * FROM cv_parts;
+
+-- A time-keyed table: times as text, as the column reads them.
+CREATE TABLE cvt (at timestamptz NOT NULL, v text) PARTITION BY RANGE (at);
+SELECT partheal_manage('cvt', interval '1 day', premake => 0);
+SELECT partheal_cover('cvt', ARRAY['2030-01-02 10:00:00+00', '2030-01-02 23:00:00+00']);
+SELECT count(*) AS windows_on_2030_01_02 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'cvt'::regclass AND c.relname LIKE 'cvt_p20300102%';
+SELECT partheal_cover('cvt', ARRAY['not a time']);
+SELECT partheal_cover('cvt', ARRAY['infinity']);
+-- A role that does not own it gets the windows from premake (0) before
+-- now's to premake after it: now's, and no other.
+GRANT INSERT ON cvt TO regress_cover_writer;
+SET ROLE regress_cover_writer;
+SELECT partheal_cover('cvt', ARRAY[now()::text]);
+SELECT partheal_cover('cvt', ARRAY['2031-06-01 00:00:00+00']);
+RESET ROLE;
+SELECT count(*) AS windows_in_2031 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'cvt'::regclass AND c.relname LIKE 'cvt_p2031%';
+
+-- What a Citus worker node's heal asks of the coordinator: the outcome as
+-- JSON, errors with their SQLSTATE. (On a server without Citus it works
+-- the same; it is not for direct use.)
+SELECT partheal_cover_for_node('public.cv', ARRAY['950']);
+SELECT partheal_cover_for_node('public.cv', ARRAY['950']);
+SELECT partheal_cover_for_node('public.cv_plain', ARRAY['1'])::jsonb - 'message' AS not_managed;
+SELECT partheal_cover_for_node('public.no_such_table', ARRAY['1'])::jsonb ->> 'sqlstate' AS no_table;
+SELECT partheal_cover_for_node('public.cv', ARRAY['x'])::jsonb ->> 'sqlstate' AS bad_key;
+
+DROP VIEW cv_parts;
+DROP TABLE cv, cv_plain, cvt;
+DROP ROLE regress_cover_writer;
