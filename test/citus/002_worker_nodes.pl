@@ -89,6 +89,16 @@ is($sql->(qq{SELECT count(*) FROM pg_class WHERE relname = 'ev_p' || (($nonowner
 my ($rc_near, $out_near, $err_near) = $writer_w1->(q{partheal_append('ev', '{"tenant": 8}')});
 is($rc_near, 0, 'a non-owner\'s drawn id from a worker node lands') or diag($err_near);
 
+# On the coordinator, a non-owner's given id is within the window when it
+# is near any node's position, not only the coordinator's own.
+my $w1pos = $w1sql->(q{SELECT last_value FROM ev_id_seq});
+my $as_writer = sub { $c->psql('postgres', 'SET ROLE ev_writer; SELECT ' . shift) };
+my ($rc_nw, $out_nw, $err_nw) = $as_writer->("partheal_cover('ev', ARRAY['" . ($w1pos + 10 * 1000) . "'])");
+is($rc_nw, 0, 'a non-owner covers an id 10 partitions past worker1\'s position on the coordinator') or diag($err_nw);
+my ($rc_ff, $out_ff, $err_ff) = $as_writer->("partheal_cover('ev', ARRAY['" . ($w1pos + 100 * 1000) . "'])");
+like($err_ff, qr/needs a partition that only the table's owner may have created/,
+  'but not one 100 partitions past every node\'s position');
+
 # An error on the coordinator comes back with its SQLSTATE, message and
 # HINT, which Citus alone would not relay: here the registration a worker
 # node's session read is gone from the coordinator when it asks for a heal.

@@ -48,6 +48,14 @@ SELECT partheal_cover('cv', ARRAY['550']);
 RESET ROLE;
 SELECT * FROM cv_parts;
 
+-- Nothing older than the retention: 500 ids below the position.
+CREATE TABLE cvr (id bigserial, v text) PARTITION BY RANGE (id);
+SELECT partheal_manage('cvr', 100, mark_percent => NULL, premake => 0, retention => 500);
+SELECT setval('cvr_id_seq', 10000);
+SELECT partheal_cover('cvr', ARRAY['9000']);
+SELECT partheal_cover('cvr', ARRAY['9700']);
+DROP TABLE cvr;
+
 -- A time-keyed table: times as text, as the column reads them.
 CREATE TABLE cvt (at timestamptz NOT NULL, v text) PARTITION BY RANGE (at);
 SELECT partheal_manage('cvt', interval '1 day', premake => 0);
