@@ -9,6 +9,7 @@
 #include "partitions/ensure_covering.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/relation.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/report.hpp"
@@ -104,6 +105,11 @@ Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int
   out.made = plan.range;
   pg::as_role(p.owner, [&] {
     create_child_table(relid, p.schema, child, p.name);
+    // Citus runs the ATTACH on every worker node too (a shard per shard of
+    // the parent): its lock waits there are bounded as here. Only in the
+    // worker's own transaction, which ends after this creation.
+    if (IsBackgroundWorker && pg::citus::is_citus_table(relid))
+      pg::citus::bound_lock_waits_on_nodes();
     // The bounds are integers or ISO time literals partheal computed, not
     // user text.
     pg::spi::execute(attach_partition_sql(p.schema, p.name, child, out.range), SPI_OK_UTILITY);

@@ -219,6 +219,19 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
   });
 }
 
+void bound_lock_waits_on_nodes() {
+  if (!installed()) return;
+  int timeout_ms = pg::guard([] { return LockTimeout; });
+  if (timeout_ms <= 0) return;
+  // Citus passes a SET LOCAL on only inside what it takes for a
+  // multi-statement transaction: a transaction block, a function, or a DO
+  // block. The worker's transaction is none of these, so a DO block runs it.
+  spi::execute(fmt::format("DO $partheal$BEGIN SET LOCAL citus.propagate_set_commands = 'local'; "
+                           "SET LOCAL lock_timeout = {}; END$partheal$",
+                           timeout_ms),
+               SPI_OK_UTILITY);
+}
+
 void drop_local_copy(Oid relid) {
   with_own_sql({}, [&] {
     Oid types[] = {OIDOID};

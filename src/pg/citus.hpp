@@ -54,6 +54,14 @@ struct NodePosition {
 // that does not answer is left out, and said in `unreachable`.
 std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable);
 
+// In the partheal worker's own transaction, before DDL that Citus runs on
+// the worker nodes too: the lock_timeout in force here goes to those nodes
+// as well (Citus passes on a SET LOCAL when citus.propagate_set_commands is
+// 'local'), so that the shard DDL there gives way as partheal's does here.
+// Needs SPI connected. Not for a caller's transaction, where the setting
+// would stay on its remote connections until it ends.
+void bound_lock_waits_on_nodes();
+
 // After Citus distributed a table that had rows (an ATTACH to a distributed
 // parent does), the coordinator's local copy of them: truncated.
 void drop_local_copy(Oid relid);

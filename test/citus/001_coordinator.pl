@@ -153,6 +153,33 @@ $rr->quit;
 is($sql->(q{SELECT count(*) FROM rr WHERE body = 'repeatable read'}), '1',
   'an append in a transaction whose snapshot predates the distribution lands where Citus reads');
 
+# --- lock waits on the worker nodes are bounded as on the coordinator -----
+# The ATTACH of a distributed partition runs on the worker nodes too, one
+# shard at a time. A session there holding a shard of the parent ACCESS
+# EXCLUSIVE makes it wait: partheal's lock_timeout goes with it, so the
+# heal fails with the lock timeout (55P03) instead of the worker waiting
+# on that node until the appender's partheal.heal_wait_timeout (PH002),
+# and the worker is free for the next request.
+$sql->(q{
+  CREATE TABLE lk (tenant int, id bigserial) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('lk', 'tenant', shard_count => 4);
+  SELECT partheal_manage('lk', 100, mark_percent => NULL, premake => 0);
+});
+my ($lk_shard, $lk_port) = split /\|/,
+  $sql->(q{SELECT shard_name, nodeport FROM citus_shards WHERE table_name = 'lk'::regclass ORDER BY shardid LIMIT 1});
+my $holder = ($lk_port == $w1->port ? $w1 : $w2)->background_psql('postgres');
+$holder->query_safe("SET citus.enable_manual_changes_to_shards = on; BEGIN; LOCK TABLE $lk_shard IN ACCESS EXCLUSIVE MODE");
+my ($lk_rc, $lk_out, $lk_err) = $c->psql('postgres', q{SELECT partheal_append('lk', '{"tenant": 1, "id": 5000}')},
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+like($lk_err, qr/ERROR:  55P03: could not create the partition of "lk" for id 5000: .*lock timeout/,
+  'a heal whose shard DDL waits for a lock on a worker node fails with the lock timeout, not PH002')
+  or diag($lk_err);
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname LIKE 'lk_p%'}), '0', 'and leaves no table behind');
+$holder->query_safe('COMMIT');
+$holder->quit;
+is($sql->(q{SELECT partheal_append('lk', '{"tenant": 1, "id": 5000}')}), '5000',
+  'once the lock is gone, the next append heals');
+
 # --- create-ahead ----------------------------------------------------------
 $sql->(q{
   CREATE TABLE ahead (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
