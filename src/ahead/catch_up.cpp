@@ -325,20 +325,22 @@ partitions::Ensured ensure_next_needed(const Watched& w) {
 // Creates what the positions need, one partition per table in turn, each in
 // a transaction of its own, serving the appenders' heal requests before
 // each. A table gets at most its headroom plus one creations a round, and
-// none after kRoundDdlBudgetMs of them, so one table far behind cannot
-// starve the others. True when anything was made.
-// A table's creations in one round also stop after this much DDL: on Citus
-// a partition costs a shard per shard of the parent (tens of ms for 32),
-// and a table that needs many would otherwise hold the round, and the poll
-// of every other table after it, for seconds.
+// the round ends after the pass in which its DDL reached kRoundDdlBudgetMs,
+// so that no table far behind starves the others and the next poll (which
+// sees a table that fell behind meanwhile) is never long in coming. Every
+// table behind still gets one creation in each round. True when anything
+// was made.
+// On Citus a partition costs a shard per shard of the parent (tens of ms
+// for 32): tables that need many would otherwise hold the round, and the
+// poll of every table, for seconds.
 constexpr long kRoundDdlBudgetMs = 1000;
 
 bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
   std::vector<int> budget;
-  std::vector<long> ddl_ms(watched.size(), 0);
+  long round_ms = 0;
   for (const Watched& w : watched) budget.push_back(w.headroom + 1);
   bool made_any = false;
-  for (bool progress = true; progress;) {
+  for (bool progress = true; progress && round_ms < kRoundDdlBudgetMs;) {
     progress = false;
     for (size_t i = 0; i < watched.size(); ++i) {
       const Watched& w = watched[i];
@@ -349,8 +351,7 @@ bool catch_up(Oid dboid, const std::vector<Watched>& watched) {
       worker::Creation c = worker::create_in_transaction(
           w.relid, w.by_clock ? "catching up with the clock" : "catching up with its sequence",
           [&] { return ensure_next_needed(w); });
-      ddl_ms[i] += TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
-      if (ddl_ms[i] >= kRoundDdlBudgetMs) budget[i] = 1;  // this creation is its last this round
+      round_ms += TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
       if (c.error) {
         // PHL03 is logged; back off so a table that cannot be extended (a
         // lock held for long, no CREATE privilege) is not retried every round.

@@ -10,6 +10,7 @@
 
 #include "attach/reconcile_internal.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/error.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/pause.hpp"
@@ -18,6 +19,7 @@
 #include "settings.hpp"
 
 extern "C" {
+#include "miscadmin.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "storage/lmgr.h"
@@ -93,8 +95,11 @@ bool has_rules_on(Oid partition) {
 // locks it would take later, in its second transaction, by queueing: no
 // DEFAULT partition (55000 otherwise), a plain table with no partitions or
 // foreign keys of its own, and no view on it.
+// Citus refuses DETACH CONCURRENTLY of a distributed table's partition
+// ("currently unsupported"): such a partition is detached under the polled
+// locks.
 bool detach_concurrently(const Parent& p, Oid partition, const reconcile::LockSet& tree) {
-  if (OidIsValid(p.default_relid) || !tree.empty()) return false;
+  if (OidIsValid(p.default_relid) || !tree.empty() || p.citus) return false;
   const char kind = pg::guard([&] { return get_rel_relkind(partition); });
   return kind == RELKIND_RELATION && !has_rules_on(partition);
 }
@@ -155,6 +160,10 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
             return;
           }
           budget.apply();
+          // On Citus the DETACH and DROP run on every worker node too: their
+          // lock waits there get the same bound (in the worker's own
+          // transaction only: pg/citus.hpp).
+          if (p.citus && IsBackgroundWorker) pg::citus::bound_lock_waits_on_nodes();
           pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
                            SPI_OK_UTILITY);
           if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);

@@ -18,6 +18,7 @@
 #include "partitions/key_space.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
@@ -129,6 +130,29 @@ std::optional<int64> retention_horizon(const registry::ManagedTable& table, Oid 
   return position->last - c.retention_ids;
 }
 
+// Citus gives a worker node of group g the ids from g << 48 on.
+constexpr int kCitusRangeBits = 48;
+
+// An id-keyed table's horizon in each worker node's range, by group, on
+// the Citus coordinator: that node's position minus retention ids. Empty
+// elsewhere, and for a node that did not answer (its range keeps its
+// partitions until it does). One round trip to each node.
+std::map<int64, int64> worker_node_horizons(const registry::ManagedTable& table, Oid owner) {
+  std::map<int64, int64> out;
+  const registry::Config& c = table.config;
+  if (c.by_time || !table.shape.citus_table || pg::citus::role() != pg::citus::Role::kCoordinator)
+    return out;
+  std::vector<pg::citus::NodePosition> nodes;
+  pg::as_role(owner, [&] { nodes = pg::citus::worker_positions(table.shape.sequence, nullptr); });
+  for (const pg::citus::NodePosition& n : nodes) {
+    const int64 range = n.last_value >> kCitusRangeBits;
+    if (!n.drawn || range <= 0 || n.last_value - c.retention_ids < (range << kCitusRangeBits))
+      continue;
+    out[range] = n.last_value - c.retention_ids;
+  }
+  return out;
+}
+
 // Inside the worker's transaction: the oldest due window of the table that
 // is not backing off or left for good, detached (and dropped).
 Step retire_one(Oid relid, std::optional<Oid>& attempting) {
@@ -153,18 +177,33 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     const registry::Config& c = table->config;
     const partitions::KeySpace keys = table->key_space();
     std::optional<int64> horizon = retention_horizon(*table, owner);
-    if (!horizon) return step;
+    // On the Citus coordinator each worker node draws ids from a range of
+    // its own: the partitions of that range go by that node's position.
+    const std::map<int64, int64> node_horizons = worker_node_horizons(*table, owner);
+    if (!horizon && node_horizons.empty()) return step;
+    auto horizon_of = [&](const partitions::Partition& part) -> std::optional<int64> {
+      if (node_horizons.empty() || part.range.upper.kind != partitions::Bound::Kind::kValue)
+        return horizon;
+      // By its last id: the partition holding a node's first ids starts
+      // below the node's range (partitions are aligned, ranges are not).
+      const int64 range = (part.range.upper.value - 1) >> kCitusRangeBits;
+      if (range <= 0) return horizon;
+      auto it = node_horizons.find(range);
+      if (it == node_horizons.end()) return std::nullopt;
+      return it->second;
+    };
     auto describe = [&](const partitions::Partition& part) {
       step.tried = true;
       step.partition = part.relid;
       step.label = pg::relation_label(part.relid);
       step.bounds = fmt::format("FOR VALUES FROM ({}) TO ({})", keys.bound_sql(part.range.lower),
                                 keys.bound_sql(part.range.upper));
-      step.horizon = keys.key_text(*horizon);
+      step.horizon = keys.key_text(*horizon_of(part));
     };
     auto due = [&](const partitions::Partition& part) {
-      return part.range.upper.kind == partitions::Bound::Kind::kValue &&
-             part.range.upper.value <= *horizon;
+      std::optional<int64> h = horizon_of(part);
+      return h && part.range.upper.kind == partitions::Bound::Kind::kValue &&
+             part.range.upper.value <= *h;
     };
     // A DETACH CONCURRENTLY that stopped between its transactions, partheal's
     // or anyone's, is completed first: PostgreSQL allows one per table, and
@@ -187,9 +226,13 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       step.owner = p.owner;
       return step;
     }
-    // In bound order: once one ends past the horizon, every later one does.
+    // In bound order: once one ends past the horizon, every later one does
+    // (in a node's range, until the next node's range).
     for (const partitions::Partition& part : parts) {
-      if (!due(part)) break;
+      if (!due(part)) {
+        if (node_horizons.empty()) break;
+        continue;
+      }
       if (backing_off(relid, part.relid)) continue;
       describe(part);
       const Oid partition = part.relid;

@@ -180,6 +180,35 @@ $holder->quit;
 is($sql->(q{SELECT partheal_append('lk', '{"tenant": 1, "id": 5000}')}), '5000',
   'once the lock is gone, the next append heals');
 
+# --- retention ---------------------------------------------------------------
+# An id-keyed distributed table with a retention of 300 ids: at position
+# 1000, the partitions of the coordinator's range ending at or below id 700
+# are detached and dropped, their shards with them.
+$sql->(q{
+  CREATE TABLE msg (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('msg', 'tenant', shard_count => 4);
+  SELECT partheal_manage('msg', 100, premake => 1, retention => 300);
+  SELECT count(*) FROM partheal_append('msg', (SELECT jsonb_agg(jsonb_build_object('tenant', g, 'body', 'm')) FROM generate_series(1, 1000) g));
+});
+ok(PartHeal::within($c, q{SELECT count(*) = 0 FROM pg_class WHERE relname IN ('msg_p0', 'msg_p100', 'msg_p200', 'msg_p300', 'msg_p400', 'msg_p500', 'msg_p600')}, 30),
+  'retention drops the partitions of a distributed table ending at or below the position minus 300 ids');
+is($sql->(q{SELECT min(id), max(id), count(*) FROM msg}), '700|1000|301', 'the rows above stay');
+is($sql->(q{SELECT count(*) FROM pg_dist_partition WHERE logicalrelid::text ~ '^msg_p[0-6]00?$'}), '0',
+  'and Citus\'s metadata has none of the dropped partitions');
+is($w1->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname ~ '^msg_p[0-6]00?(_[0-9]+)?$'}), '0',
+  'nor has a worker node their shards');
+# A worker node's range goes by that node's position: 1,000 rows appended
+# on worker1 draw from 281474976710657 on, and the partitions of that range
+# ending at or below its position minus 300 go too.
+$w1->safe_psql('postgres', q{SELECT count(*) FROM partheal_append('msg', (SELECT jsonb_agg(jsonb_build_object('tenant', g, 'body', 'w')) FROM generate_series(1, 1000) g))});
+my $w1_last = $w1->safe_psql('postgres', 'SELECT last_value FROM msg_id_seq');
+my $w1_keep = int(($w1_last - 300) / 100) * 100;  # the first partition that ends past the horizon
+ok(PartHeal::within($c, qq{SELECT min(id) = $w1_keep FROM msg WHERE id >= 281474976710656}, 30),
+  "retention drops the partitions of worker1's range ending at or below its position minus 300 ids (rows from $w1_keep on stay)");
+is($sql->(qq{SELECT count(*) FROM msg WHERE id >= 281474976710656}), $w1_last - $w1_keep + 1, 'with every row above');
+is($sql->(q{SELECT min(id), max(id), count(*) FROM msg WHERE id < 281474976710656}), '700|1000|301',
+  'and the coordinator\'s range as it was');
+
 # --- create-ahead ----------------------------------------------------------
 $sql->(q{
   CREATE TABLE ahead (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
