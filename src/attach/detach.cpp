@@ -163,7 +163,7 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
           // On Citus the DETACH and DROP run on every worker node too: their
           // lock waits there get the same bound (in the worker's own
           // transaction only: pg/citus.hpp).
-          if (p.citus && IsBackgroundWorker) pg::citus::bound_lock_waits_on_nodes();
+          if (p.citus && MyBackendType == B_BG_WORKER) pg::citus::bound_lock_waits_on_nodes();
           pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
                            SPI_OK_UTILITY);
           if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);

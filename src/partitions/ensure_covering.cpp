@@ -108,7 +108,7 @@ Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int
     // Citus runs the ATTACH on every worker node too (a shard per shard of
     // the parent): its lock waits there are bounded as here. Only in the
     // worker's own transaction, which ends after this creation.
-    if (IsBackgroundWorker && pg::citus::is_citus_table(relid))
+    if (MyBackendType == B_BG_WORKER && pg::citus::is_citus_table(relid))
       pg::citus::bound_lock_waits_on_nodes();
     // The bounds are integers or ISO time literals partheal computed, not
     // user text.
