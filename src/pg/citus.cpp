@@ -134,6 +134,8 @@ namespace {
 // A node that is down costs this connection timeout once per call, not
 // Citus's default of 30 s.
 constexpr const char* kConnectTimeoutMs = "2000";
+// What the read of a node's sequence waits for a lock on it there.
+constexpr int kNodeLockWaitMs = 1000;
 }  // namespace
 
 std::string run_on_coordinator(const std::string& command) {
@@ -186,9 +188,22 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
   const char* schema = pg::guard([&] { return get_namespace_name(get_rel_namespace(sequence)); });
   const char* name = pg::guard([&] { return get_rel_name(sequence); });
   if (schema == nullptr || name == nullptr) return {};
-  std::string sequence_sql = fmt::format("{}.{}", quoted(schema), quoted(name));
-  std::string command =
-      fmt::format("SELECT pg_catalog.format('%s %s', last_value, is_called) FROM {}", sequence_sql);
+  std::string sequence_name = fmt::format("{}.{}", quoted(schema), quoted(name));
+  const char* sequence_text = sequence_name.c_str();
+  std::string sequence_sql = pg::guarded_text([&] { return quote_literal_cstr(sequence_text); });
+  // A SELECT FROM the sequence would lock it while the command is parsed,
+  // before any setting of its own could bound the wait; held by an ALTER
+  // SEQUENCE or a LOCK there, it would hold this poll, and the lock this
+  // worker keeps on the parent meanwhile. pg_sequence_last_value locks it
+  // when it runs, after the set_config it depends on: the wait ends with
+  // the node's lock timeout, and the node is left out of this poll. Not
+  // drawn from (NULL), the sequence stands at its start.
+  std::string command = fmt::format(
+      "SELECT pg_catalog.format('%s %s', COALESCE(v, s.seqstart), v IS NOT NULL) "
+      "FROM pg_catalog.pg_sequence s, LATERAL pg_catalog.pg_sequence_last_value(CASE WHEN "
+      "pg_catalog.set_config('lock_timeout', '{}', true) IS NOT NULL THEN s.seqrelid END) v "
+      "WHERE s.seqrelid OPERATOR(pg_catalog.=) {}::pg_catalog.regclass",
+      kNodeLockWaitMs, sequence_sql);
   return with_own_sql({}, [&] {
     set_local("citus.node_connection_timeout", kConnectTimeoutMs);
     Oid types[] = {TEXTOID};

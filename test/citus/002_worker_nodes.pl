@@ -210,8 +210,32 @@ like($ranges, qr/^0:\d+ 1:\d+ 2:\d+$/, "rows of each node's range, in that many 
 my ($p1) = $ranges =~ / 1:(\d+)/;
 cmp_ok($p1, '>', 1, 'a worker node\'s writer crossed partition boundaries');
 
-# A worker node that does not answer: left out of the poll, said once.
+# A worker node whose sequence is locked there: its read waits for the lock
+# 1 s at most, the node is left out of that poll and said in PHL03, and the
+# lock the coordinator's worker holds on the parent during the poll does
+# not stay: an ACCESS EXCLUSIVE on the parent waits for it 5 s at most.
 my $offset = -s $c->logfile;
+my $w1port = $w1->port;
+my $seq_holder = $w1->background_psql('postgres');
+# (LOCK takes no sequence; an ALTER SEQUENCE ... OWNER TO holds it ACCESS
+# EXCLUSIVE, kept on this node only.)
+$seq_holder->query_safe('SET citus.enable_ddl_propagation = off; BEGIN; ALTER SEQUENCE ev_id_seq OWNER TO CURRENT_USER');
+ok($c->wait_for_log(qr/PHL03 sequence poll of "public.ev": Citus nodes that did not answer: localhost:$w1port: .*lock timeout/, $offset),
+  'a node whose sequence is locked is left out of the poll after its lock timeout, and said');
+my ($ael_rc, $ael_out, $ael_err) = $c->psql('postgres',
+  q{SET lock_timeout = '5s'; BEGIN; LOCK TABLE ev IN ACCESS EXCLUSIVE MODE; COMMIT;});
+is($ael_rc, 0, 'meanwhile the poll does not keep the parent locked') or diag($ael_err);
+$seq_holder->query_safe('COMMIT');
+$seq_holder->quit;
+# The node's position jumps 20 partitions ahead: only a poll that reads it
+# again makes the partition there.
+my $w1_jump = $w1->safe_psql('postgres', q{SELECT setval('ev_id_seq', nextval('ev_id_seq') + 20000)}) + 0;
+my $w1_part = 'ev_p' . (int($w1_jump / 1000) * 1000);
+ok(PartHeal::within($c, "SELECT EXISTS (SELECT FROM pg_class WHERE relname = '$w1_part')", 30),
+  "once the lock is gone, the node is polled again: its new position's partition is made, $w1_part");
+
+# A worker node that does not answer: left out of the poll, said once.
+$offset = -s $c->logfile;
 my $w2port = $w2->port;
 $w2->stop('immediate');
 ok($c->wait_for_log(qr/PHL03 sequence poll of "public.ev": Citus nodes that did not answer: localhost:$w2port/, $offset),
