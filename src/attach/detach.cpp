@@ -23,6 +23,7 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
@@ -115,6 +116,7 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
     return r;
   }
   set_lock_budget_ms(settings::attach_lock_budget_ms());
+  const int caller_lock_timeout_ms = pg::guard([] { return LockTimeout; });
   LockSet tree;
   add_window_tree(partition, tree);
   const bool concurrent = detach_concurrently(p, partition, tree);
@@ -161,12 +163,13 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
           }
           budget.apply();
           // On Citus the DETACH and DROP run on every worker node too: their
-          // lock waits there get the same bound (in the worker's own
-          // transaction only: pg/citus.hpp).
-          if (p.citus && MyBackendType == B_BG_WORKER) pg::citus::bound_lock_waits_on_nodes();
+          // lock waits there get the same bound, and then the caller's
+          // lock_timeout again.
+          if (p.citus) pg::citus::set_lock_timeout_on_nodes(pg::guard([] { return LockTimeout; }));
           pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
                            SPI_OK_UTILITY);
           if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
+          if (p.citus) pg::citus::restore_lock_timeout_on_nodes(caller_lock_timeout_ms);
         });
         r.parent_held_ms = concurrent ? 0 : since_ms(held_since);
         r.held_since = held_since;

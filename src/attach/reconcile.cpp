@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
+#include "pg/citus.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/report.hpp"
 #include "pg/security.hpp"
@@ -21,6 +22,7 @@
 
 extern "C" {
 #include "catalog/namespace.h"
+#include "storage/proc.h"
 #include "utils/lsyscache.h"
 }
 
@@ -133,13 +135,17 @@ void attach_as_owner(const Parent& p, const Window& w, const Names& n, Oid exist
 // or a GiveUp rolls back: why partheal gave up, or nothing once attached.
 std::optional<GiveUp> try_attach(const Parent& p, const Window& w, const Names& n, Oid existing,
                                  int64 batch_rows, Result& r) {
+  const int caller_lock_timeout_ms = pg::guard([] { return LockTimeout; });
   try {
     pg::in_subtransaction([&] {
       // Every wait of the call, not only the attempts', is bounded and ends
-      // in partheal giving way: the look, the table's creation, the bulk move.
+      // in partheal giving way: the look, the table's creation, the bulk move;
+      // on Citus, what its DDL and the move wait for on the worker nodes too.
       pg::set_local_as_server("deadlock_timeout", kOwnDeadlockTimeoutMs);
       pg::set_local("lock_timeout", std::to_string(reconcile::lock_budget_ms()));
+      if (p.citus) pg::citus::set_lock_timeout_on_nodes(reconcile::lock_budget_ms());
       pg::as_role(p.owner, [&] { attach_as_owner(p, w, n, existing, batch_rows, r); });
+      if (p.citus) pg::citus::restore_lock_timeout_on_nodes(caller_lock_timeout_ms);
     });
   } catch (const PgError& e) {
     if (!reconcile::is_lock_wait(e)) throw;

@@ -95,7 +95,8 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
 }
 
 // LIKE, then ATTACH, as the parent's owner: never PARTITION OF.
-Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int64 id) {
+Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int64 id,
+                          int caller_lock_timeout_ms) {
   const ParentFacts& p = plan.parent;
   Ensured out;
   std::string child = free_child_name(p.namespace_oid, p.name, keys.suffix(plan.range.lower));
@@ -103,17 +104,19 @@ Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int
   out.range = fmt::format("FROM ({}) TO ({})", keys.bound_sql(plan.range.lower),
                           keys.bound_sql(plan.range.upper));
   out.made = plan.range;
+  // Citus runs the ATTACH on every worker node too (a shard per shard of
+  // the parent), and the CREATE where it propagates one: their lock waits
+  // there are bounded as here, and the rest of a caller's transaction
+  // (partheal_manage's premake) has the caller's lock_timeout there again.
+  const bool citus = pg::citus::is_citus_table(relid);
+  if (citus) pg::citus::set_lock_timeout_on_nodes(pg::guard([] { return LockTimeout; }));
   pg::as_role(p.owner, [&] {
     create_child_table(relid, p.schema, child, p.name);
-    // Citus runs the ATTACH on every worker node too (a shard per shard of
-    // the parent): its lock waits there are bounded as here. Only in the
-    // worker's own transaction, which ends after this creation.
-    if (MyBackendType == B_BG_WORKER && pg::citus::is_citus_table(relid))
-      pg::citus::bound_lock_waits_on_nodes();
     // The bounds are integers or ISO time literals partheal computed, not
     // user text.
     pg::spi::execute(attach_partition_sql(p.schema, p.name, child, out.range), SPI_OK_UTILITY);
   });
+  if (citus) pg::citus::restore_lock_timeout_on_nodes(caller_lock_timeout_ms);
   pg::report(
       LOG, 0,
       fmt::format("{} created partition \"{}.{}\" {} for {} {}", errors::kLogCreated, p.schema,
@@ -129,11 +132,12 @@ Ensured ensure_covering(Oid relid, int64 id, const KeySpec& spec, LockWait wait)
   // which is what resolves a cycle through the worker (worker/requests.cpp).
   long timeout_ms = settings::ddl_lock_timeout_ms;
   if (wait == LockWait::kQueue) timeout_ms = Max(timeout_ms, DeadlockTimeout + 500);
+  const int caller_lock_timeout_ms = pg::guard([] { return LockTimeout; });
   return pg::with_own_sql({true, timeout_ms}, [&] {
     take_partition_lock(relid, keys.number_of(id));
     Plan plan = plan_for(relid, id, keys, wait);
     if (!plan.needed) return Ensured{{}, {}, plan.gave_way, {}};
-    return create_and_attach(relid, plan, keys, id);
+    return create_and_attach(relid, plan, keys, id, caller_lock_timeout_ms);
   });
 }
 

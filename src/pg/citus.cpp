@@ -7,6 +7,7 @@
 #include "pg/boundary.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/own_sql.hpp"
+#include "pg/security.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -19,6 +20,8 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "commands/proclang.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -234,17 +237,51 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
   });
 }
 
-void bound_lock_waits_on_nodes() {
+namespace {
+
+// SET LOCAL lock_timeout, passed on to the worker nodes: `restore` gives
+// them back what they had before set_lock_timeout_on_nodes when the caller
+// does not pass its SET LOCALs on (their own default), `ms` otherwise.
+void set_nodes_lock_timeout(int ms, bool restore) {
   if (!installed()) return;
-  int timeout_ms = pg::guard([] { return LockTimeout; });
-  if (timeout_ms <= 0) return;
+  // A DO block needs plpgsql, and USAGE on it, which a hardened database
+  // may have revoked from the table's owner; it runs as the bootstrap
+  // superuser, the text below with an integer in it, nothing of a user's.
+  // Without plpgsql there is no bound to pass on.
+  if (!OidIsValid(pg::guard([] { return get_language_oid("plpgsql", true); }))) return;
   // Citus passes a SET LOCAL on only inside what it takes for a
   // multi-statement transaction: a transaction block, a function, or a DO
-  // block. The worker's transaction is none of these, so a DO block runs it.
-  spi::execute(fmt::format("DO $partheal$BEGIN SET LOCAL citus.propagate_set_commands = 'local'; "
-                           "SET LOCAL lock_timeout = {}; END$partheal$",
-                           timeout_ms),
-               SPI_OK_UTILITY);
+  // block; the worker's transaction is none of these, so a DO block runs it.
+  // Its SET LOCALs would last the rest of a caller's transaction here too,
+  // and citus.propagate_set_commands would pass on the caller's own SET
+  // LOCALs: both are set back here by set_config, which Citus does not
+  // pass on.
+  std::string value = std::to_string(Max(ms, 0));
+  pg::as_role(BOOTSTRAP_SUPERUSERID, [&] {
+    spi::execute(
+        fmt::format("DO $partheal$DECLARE "
+                    "was_propagate text := pg_catalog.current_setting("
+                    "'citus.propagate_set_commands'); "
+                    "was_timeout text := pg_catalog.current_setting('lock_timeout'); BEGIN "
+                    "SET LOCAL citus.propagate_set_commands = 'local'; "
+                    "IF {} AND was_propagate OPERATOR(pg_catalog.=) 'none' THEN "
+                    "SET LOCAL lock_timeout TO DEFAULT; ELSE SET LOCAL lock_timeout = {}; END IF; "
+                    "PERFORM pg_catalog.set_config('lock_timeout', was_timeout, true); "
+                    "PERFORM pg_catalog.set_config('citus.propagate_set_commands', "
+                    "was_propagate, true); END$partheal$",
+                    restore ? "true" : "false", value),
+        SPI_OK_UTILITY);
+  });
+}
+
+}  // namespace
+
+void set_lock_timeout_on_nodes(int ms) {
+  set_nodes_lock_timeout(ms, false);
+}
+
+void restore_lock_timeout_on_nodes(int caller_ms) {
+  set_nodes_lock_timeout(caller_ms, true);
 }
 
 void drop_local_copy(Oid relid) {

@@ -54,13 +54,18 @@ struct NodePosition {
 // that does not answer is left out, and said in `unreachable`.
 std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable);
 
-// In the partheal worker's own transaction, before DDL that Citus runs on
-// the worker nodes too: the lock_timeout in force here goes to those nodes
-// as well (Citus passes on a SET LOCAL when citus.propagate_set_commands is
-// 'local'), so that the shard DDL there gives way as partheal's does here.
-// Needs SPI connected. Not for a caller's transaction, where the setting
-// would stay on its remote connections until it ends.
-void bound_lock_waits_on_nodes();
+// Before DDL or DML of a distributed table, which Citus runs on the worker
+// nodes too, over this transaction's connections to them: their
+// lock_timeout, set to `ms` (0: none), so that the shard DDL there gives way
+// as partheal's does here. Citus passes the setting on as a SET LOCAL, to
+// the connections the transaction has and to those it opens later, until
+// the transaction or the subtransaction it was set in ends; this node's own
+// settings stay as they were. Needs SPI connected.
+void set_lock_timeout_on_nodes(int ms);
+// After that DDL, in a caller's transaction: the worker nodes' lock_timeout
+// as it was for the caller, `caller_ms` if the caller passes its SET LOCALs
+// on (citus.propagate_set_commands), their own default if not.
+void restore_lock_timeout_on_nodes(int caller_ms);
 
 // After Citus distributed a table that had rows (an ATTACH to a distributed
 // parent does), the coordinator's local copy of them: truncated.

@@ -180,6 +180,49 @@ $holder->quit;
 is($sql->(q{SELECT partheal_append('lk', '{"tenant": 1, "id": 5000}')}), '5000',
   'once the lock is gone, the next append heals');
 
+# What runs in the caller's transaction gets the same bound on the worker
+# nodes, and the rest of that transaction has the caller's settings back:
+# partheal_manage's premake, with a shard of the new table's parent held
+# ACCESS EXCLUSIVE on a worker node, fails with the lock timeout after
+# partheal.ddl_lock_timeout instead of waiting for the holder.
+$sql->(q{
+  CREATE TABLE lkm (tenant int, id bigserial) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('lkm', 'tenant', shard_count => 4);
+});
+my ($lkm_shard, $lkm_port) = split /\|/,
+  $sql->(q{SELECT shard_name, nodeport FROM citus_shards WHERE table_name = 'lkm'::regclass ORDER BY shardid LIMIT 1});
+$holder = ($lkm_port == $w1->port ? $w1 : $w2)->background_psql('postgres');
+$holder->query_safe("SET citus.enable_manual_changes_to_shards = on; BEGIN; LOCK TABLE $lkm_shard IN ACCESS EXCLUSIVE MODE");
+my ($lkm_rc, $lkm_out, $lkm_err, $lkm_timed_out);
+$c->psql('postgres', q{SELECT partheal_manage('lkm', 100, premake => 1)},
+  stdout => \$lkm_out, stderr => \$lkm_err, timeout => 30, timed_out => \$lkm_timed_out,
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+ok(!$lkm_timed_out, 'partheal_manage\'s premake does not wait on a worker node for the holder');
+like($lkm_err, qr/ERROR:  55P03: .*lock timeout/, 'it fails with the lock timeout') or diag($lkm_err);
+is($sql->(q{SELECT count(*) FROM partheal_config WHERE parent = 'lkm'::regclass}), '0', 'and registers nothing');
+$holder->query_safe('COMMIT');
+$holder->quit;
+# The worker nodes' lock_timeout in the rest of the transaction: their own
+# default when the caller does not pass its SET LOCALs on, the caller's when
+# it does. Read on the node of tenant 1's shard, in the transaction.
+for my $case (['none', '0'], ['local', '7s']) {
+  my ($propagate, $remote) = @$case;
+  # The premake's partitions made again, so that it runs DDL again.
+  $sql->(q{SELECT partheal_unmanage('lkm'); DROP TABLE lkm_p0, lkm_p100}) if $propagate eq 'local';
+  my $after = $sql->(qq{
+    BEGIN;
+    SET LOCAL citus.propagate_set_commands = '$propagate';
+    SET LOCAL lock_timeout = '7s';
+    SELECT partheal_manage('lkm', 100, premake => 1) IS NOT NULL;
+    INSERT INTO lkm (tenant) VALUES (1);
+    SELECT current_setting('lock_timeout') || ' ' || current_setting('citus.propagate_set_commands');
+    SELECT lt FROM (SELECT current_setting('lock_timeout') AS lt, tenant FROM lkm) x WHERE tenant = 1 LIMIT 1;
+    COMMIT;
+  });
+  is($after, "t\n7s $propagate\n$remote",
+    "after the premake, the caller's transaction has its own settings back, and the worker nodes lock_timeout $remote");
+}
+
 # --- retention ---------------------------------------------------------------
 # An id-keyed distributed table with a retention of 300 ids: at position
 # 1000, the partitions of the coordinator's range ending at or below id 700
@@ -275,6 +318,29 @@ is($sql->(q{SELECT pg_relation_size('tl_p20260101')}), '0', 'and the coordinator
 $c->safe_psql('postgres', q{CALL partheal_partition_data('tl', '1 day')});
 is($sql->(q{SELECT count(*) FROM ONLY tl_default}), '0', 'partheal_partition_data emptied the distributed DEFAULT');
 is($sql->(q{SELECT count(*) FROM tl}), 2 * 1440 + $rounds, 'with every row kept');
+
+# partheal_attach_window's waits on the worker nodes are bounded as its own:
+# with a shard of the parent held ACCESS EXCLUSIVE on a worker node, the
+# attach gives up within its budget, rows back in DEFAULT, instead of
+# waiting for the holder.
+$sql->(q{INSERT INTO tl SELECT g, '2026-01-05'::timestamptz + g * interval '1 minute', 'late' FROM generate_series(0, 99) g});
+my ($tl_shard, $tl_port) = split /\|/,
+  $sql->(q{SELECT shard_name, nodeport FROM citus_shards WHERE table_name = 'tl'::regclass ORDER BY shardid LIMIT 1});
+$holder = ($tl_port == $w1->port ? $w1 : $w2)->background_psql('postgres');
+$holder->query_safe("SET citus.enable_manual_changes_to_shards = on; BEGIN; LOCK TABLE $tl_shard IN ACCESS EXCLUSIVE MODE");
+my ($tl_out, $tl_err, $tl_timed_out);
+$c->psql('postgres', q{SELECT outcome FROM partheal_attach_window('tl', '2026-01-05', '2026-01-06')},
+  stdout => \$tl_out, stderr => \$tl_err, timeout => 60, timed_out => \$tl_timed_out);
+ok(!$tl_timed_out, 'partheal_attach_window does not wait on a worker node for the holder');
+is($tl_out, 'default_holds_rows', 'it gives up, and says so') or diag($tl_err);
+like($tl_err, qr/lock timeout|could not be had/, 'the NOTICE says a lock could not be had') or diag($tl_err);
+$holder->query_safe('COMMIT');
+$holder->quit;
+# (Read once the holder is gone: a query of a partition's shard reads its
+# partition bound, which locks the shard's parent.)
+is($sql->(q{SELECT count(*) FROM ONLY tl_default WHERE at >= '2026-01-05'}), '100', 'the rows are back in DEFAULT');
+is($sql->(q{SELECT outcome || ' ' || rows_moved FROM partheal_attach_window('tl', '2026-01-05', '2026-01-06')}),
+  'attached 100', 'once the lock is gone, the window is attached');
 
 # The drain: rows for the next windows reach DEFAULT before the windows
 # exist; the worker makes them and moves the rows.
