@@ -15,6 +15,7 @@
 #include "registry/registry.hpp"
 #include "settings.hpp"
 #include "append/on_coordinator.hpp"
+#include "pg/guc_level.hpp"
 #include "pg/subxact.hpp"
 
 extern "C" {
@@ -23,6 +24,7 @@ extern "C" {
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -50,20 +52,27 @@ using namespace partheal;
 namespace {
 
 // partheal_cover's work, for both entries: the partitions made.
-int32 cover_keys(Oid relid, ArrayType* array) {
+// `relayed`: a worker node's heal, whose keys are the ids it drew as well
+// as those it was given; it judged the retention of the given ones itself.
+int32 cover_keys(Oid relid, ArrayType* array, bool relayed) {
   Datum* elements = nullptr;
   bool* nulls = nullptr;
   int count = 0;
-  pg::guard([&] {
+  // Counted before the array is taken apart: a huge one is refused without
+  // the memory for its elements.
+  const int given = pg::guard([&] {
     if (ARR_NDIM(array) > 1)
       ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                       errmsg("keys must be a one-dimensional array")));
+    return ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+  });
+  if (given > kMaxKeys)
+    pg::fail(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+             fmt::format("partheal_cover takes at most {} keys, not {}", kMaxKeys, given), {},
+             "Cover the keys in several calls.");
+  pg::guard([&] {
     deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elements, &nulls, &count);
   });
-  if (count > kMaxKeys)
-    pg::fail(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-             fmt::format("partheal_cover takes at most {} keys, not {}", kMaxKeys, count), {},
-             "Cover the keys in several calls.");
   // Partitions are committed by the worker and outlive this transaction:
   // refuse before anything is created.
   pg::guard([] { PreventCommandIfReadOnly("partheal_cover()"); });
@@ -72,6 +81,17 @@ int32 cover_keys(Oid relid, ArrayType* array) {
   registry::TablePtr table = opened.table;
   const registry::TableShape& shape = table->shape;
   const Oid type = shape.key_type;
+  // A role that may insert some columns only covers keys it could insert:
+  // the key column's INSERT privilege, as partheal_append checks it.
+  if (!opened.table_insert) {
+    const AttrNumber key_attnum = shape.key_attnum;
+    const char* column = shape.key_column.c_str();
+    const char* name = shape.name.c_str();
+    pg::guard([&] {
+      if (pg_attribute_aclcheck(relid, key_attnum, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+        aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, name, column);
+    });
+  }
   std::vector<int64> keys;
   keys.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
@@ -90,7 +110,7 @@ int32 cover_keys(Oid relid, ArrayType* array) {
     keys.push_back(partitions::key_to_int64(key, type));
   }
   // The limits partheal_append puts on rows that give their keys.
-  heal::refuse_keys_past_retention(*table, parent, keys);
+  if (!relayed || shape.key_is_time) heal::refuse_keys_past_retention(*table, parent, keys);
   if (shape.key_is_time)
     heal::refuse_far_windows(*table, parent, keys);
   else
@@ -112,7 +132,7 @@ PARTHEAL_SQL_FUNCTION(partheal_cover) {
   if (PG_ARGISNULL(1)) null_argument("keys");
   Oid relid = PG_GETARG_OID(0);
   ArrayType* array = pg::guard([&] { return PG_GETARG_ARRAYTYPE_P(1); });
-  return Int32GetDatum(cover_keys(relid, array));
+  return Int32GetDatum(cover_keys(relid, array, false));
 }
 
 // partheal_cover_for_node(parent text, keys text[]) RETURNS text: what a
@@ -127,17 +147,26 @@ PARTHEAL_SQL_FUNCTION(partheal_cover_for_node) {
   const char* name = pg::guard([&] { return text_to_cstring(PG_GETARG_TEXT_PP(0)); });
   ArrayType* array = pg::guard([&] { return PG_GETARG_ARRAYTYPE_P(1); });
   std::string outcome;
+  int32 made = 0;
+  bool failed = false;
+  // Only the subtransaction's errors are caught: their abort has undone
+  // what they left; any other error ends the call.
   try {
-    int32 made = 0;
     pg::in_subtransaction([&] {
+      // The worker node's appender waits for this call in a network wait
+      // that no deadlock check sees: every lock wait here is bounded, as
+      // partheal's DDL is, so that a cycle through the two nodes (a user's
+      // DDL here whose part on that node waits for the appender) ends.
+      pg::set_local("lock_timeout", std::to_string(settings::ddl_lock_timeout_ms));
       Oid relid = pg::guard(
           [&] { return DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name))); });
-      made = cover_keys(relid, array);
+      made = cover_keys(relid, array, true);
     });
-    outcome = append::relayed_outcome(made, nullptr);
   } catch (const PgError& e) {
     outcome = append::relayed_outcome(0, &e);
+    failed = true;
   }
+  if (!failed) outcome = append::relayed_outcome(made, nullptr);
   const char* out = outcome.c_str();
   return pg::guard([&] { return PointerGetDatum(cstring_to_text(out)); });
 }

@@ -41,6 +41,12 @@ CREATE ROLE regress_cover_writer;
 SET ROLE regress_cover_writer;
 SELECT partheal_cover('cv', ARRAY['150']);
 RESET ROLE;
+-- INSERT on another column only: not the key's, so no keys of its own.
+GRANT INSERT (v) ON cv TO regress_cover_writer;
+SET ROLE regress_cover_writer;
+SELECT partheal_cover('cv', ARRAY['150']);
+RESET ROLE;
+REVOKE INSERT (v) ON cv FROM regress_cover_writer;
 GRANT INSERT ON cv TO regress_cover_writer;
 SET ROLE regress_cover_writer;
 SELECT partheal_cover('cv', ARRAY['150']);
