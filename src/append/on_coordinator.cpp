@@ -10,9 +10,11 @@
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
 #include "pg/own_sql.hpp"
+#include "pg/relation.hpp"
 #include "worker/requests.hpp"
 
 extern "C" {
+#include "access/relation.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -41,8 +43,8 @@ std::string literal(const std::string& value) {
 // commit has reached it: its name and bounds, for the heal's log line.
 partitions::Ensured routed_here(Oid relid, int64 key, const partitions::KeySpec& spec) {
   partitions::Ensured made;
-  // The appender holds the parent locked: its relcache entry stays.
-  Relation parent = pg::guard([&] { return RelationIdGetRelation(relid); });
+  // The appender holds the parent locked: opened with no lock of its own.
+  Relation parent = pg::open_existing(relid, NoLock);
   partitions::refresh_partitions(parent);
   const partitions::KeySpace keys(spec);
   for (const partitions::Partition& p : partitions::attached_partitions(parent)) {
@@ -53,7 +55,7 @@ partitions::Ensured routed_here(Oid relid, int64 key, const partitions::KeySpec&
                              keys.bound_sql(p.range.upper));
     made.made = p.range;
   }
-  pg::guard([&] { RelationClose(parent); });
+  pg::guard([&] { relation_close(parent, NoLock); });
   return made;
 }
 
