@@ -6,6 +6,7 @@
 #include "pg/sequence.hpp"
 #include "partitions/catalog.hpp"
 #include "heal/explicit_ids.hpp"
+#include "registry/retention_horizon.hpp"
 
 #include "errors.hpp"
 #include "partitions/key_space.hpp"
@@ -26,7 +27,7 @@ namespace partheal::heal {
 
 void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
                                        const std::vector<int64>& explicit_ids) {
-  if (explicit_ids.empty()) return;
+  if (explicit_ids.empty() || table.registered_on_coordinator) return;
   const registry::TableShape& shape = table.shape;
   if (partitions::unrouted(parent, explicit_ids).empty()) return;
   if (pg::guard([&] { return pg::compat::owns_relation(shape.relid, GetUserId()); })) return;
@@ -80,6 +81,7 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
 void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
                         const std::vector<int64>& keys) {
   const registry::TableShape& shape = table.shape;
+  if (table.registered_on_coordinator) return;
   if (partitions::unrouted(parent, keys).empty()) return;
   if (pg::guard([&] { return pg::compat::owns_relation(shape.relid, GetUserId()); })) return;
   partitions::refresh_partitions(parent);
@@ -107,38 +109,31 @@ void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
 void refuse_keys_past_retention(const registry::ManagedTable& table, Relation parent,
                                 const std::vector<int64>& keys) {
   const registry::Config& c = table.config;
-  if (!c.retains() || keys.empty()) return;
+  // On a worker node, time keys are judged by the coordinator; ids of this
+  // node's own range here, before they are drawn, as on the coordinator
+  // (which cannot tell given ids from drawn ones).
+  if (!c.retains() || keys.empty() || (table.registered_on_coordinator && c.by_time)) return;
   std::vector<int64> missing = partitions::unrouted(parent, keys);
   if (missing.empty()) return;
   const partitions::KeySpace space = table.key_space();
-  int64 horizon = 0;
-  if (c.by_time) {
-    // The clock now, as the worker's retention reads it, not the
-    // transaction's start: the horizon only moves on, so this is the
-    // stricter of the two.
-    const int64 now = GetCurrentTimestamp();
-    horizon = partitions::retention_horizon(space, c.time_zone.c_str(), c.retention_months,
-                                            c.retention_days, c.retention_us, now);
-  } else {
-    // The position as the owner reads it, as for the window of given ids.
-    std::optional<pg::SequencePosition> position;
-    pg::as_role(parent->rd_rel->relowner,
-                [&] { position = pg::read_sequence(table.shape.sequence, true); });
-    if (!position || !position->drawn || position->last < PG_INT64_MIN + c.retention_ids) return;
-    horizon = position->last - c.retention_ids;
-  }
+  // As the worker's retention will judge the partition, the position read
+  // as the owner, as for the window of given ids.
+  const registry::RetentionHorizon horizon =
+      registry::retention_horizon(table, parent->rd_rel->relowner, true);
+  if (!horizon.any()) return;
   std::vector<partitions::Range> existing = partitions::attached_ranges(parent);
   for (int64 key : missing) {
     if (!space.finite(key)) continue;  // the heal refuses it, 22008
     partitions::Range r = space.covering(key, existing);
-    if (r.upper.kind != partitions::Bound::Kind::kValue || r.upper.value > horizon) continue;
+    std::optional<int64> h = horizon.of(r);
+    if (!h || r.upper.kind != partitions::Bound::Kind::kValue || r.upper.value > *h) continue;
     pg::fail(errors::kOlderThanRetention,
              fmt::format("\"{}\" {} of \"{}\" is older than the table's retention",
                          c.by_time ? table.shape.key_column : table.shape.id_column,
                          space.key_text(key), table.shape.name),
              fmt::format("Its window would end at or before the retention horizon, {}, and be "
                          "dropped at once, so partheal does not make it.",
-                         space.key_text(horizon)),
+                         space.key_text(*h)),
              "Leave the row out, or attach a DEFAULT partition to keep such rows, or register "
              "the table with a longer retention.");
   }

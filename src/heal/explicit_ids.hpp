@@ -9,6 +9,12 @@
 // being partheal.max_ahead_partitions, so at most 2W + 1 partitions however
 // many calls it makes. Ids outside get 42501 before anything is created.
 // The owner (and a superuser) is not limited.
+//
+// On a Citus worker node, a table the coordinator manages is judged by the
+// coordinator, which makes its partitions, by its own registration, read
+// fresh, and every node's sequence position; only the retention of ids of
+// the node's own range is judged here, before they are drawn (the
+// coordinator is given the drawn ones too, and cannot tell them apart).
 #pragma once
 
 #include <vector>

@@ -26,6 +26,7 @@
 #include "pg/sequence.hpp"
 #include "pg/top_level.hpp"
 #include "registry/registry.hpp"
+#include "registry/retention_horizon.hpp"
 #include "registry/table_state.hpp"
 #include "settings.hpp"
 #include "worker/requests.hpp"
@@ -113,46 +114,6 @@ struct Step {
   attach::DetachResult result;
 };
 
-// The table's horizon now: for time, now() - retention on its zone's wall
-// clock; for ids, the sequence position minus retention ids (nothing while
-// the sequence is not drawn from, or is held by ALTER SEQUENCE).
-std::optional<int64> retention_horizon(const registry::ManagedTable& table, Oid owner) {
-  const registry::Config& c = table.config;
-  if (c.by_time) {
-    const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
-    return partitions::retention_horizon(table.key_space(), c.time_zone.c_str(), c.retention_months,
-                                         c.retention_days, c.retention_us, now);
-  }
-  std::optional<pg::SequencePosition> position;
-  pg::as_role(owner, [&] { position = pg::read_sequence(table.shape.sequence, false); });
-  if (!position || !position->drawn) return std::nullopt;
-  if (position->last < PG_INT64_MIN + c.retention_ids) return std::nullopt;
-  return position->last - c.retention_ids;
-}
-
-// Citus gives a worker node of group g the ids from g << 48 on.
-constexpr int kCitusRangeBits = 48;
-
-// An id-keyed table's horizon in each worker node's range, by group, on
-// the Citus coordinator: that node's position minus retention ids. Empty
-// elsewhere, and for a node that did not answer (its range keeps its
-// partitions until it does). One round trip to each node.
-std::map<int64, int64> worker_node_horizons(const registry::ManagedTable& table, Oid owner) {
-  std::map<int64, int64> out;
-  const registry::Config& c = table.config;
-  if (c.by_time || !table.shape.citus_table || pg::citus::role() != pg::citus::Role::kCoordinator)
-    return out;
-  std::vector<pg::citus::NodePosition> nodes;
-  pg::as_role(owner, [&] { nodes = pg::citus::worker_positions(table.shape.sequence, nullptr); });
-  for (const pg::citus::NodePosition& n : nodes) {
-    const int64 range = n.last_value >> kCitusRangeBits;
-    if (!n.drawn || range <= 0 || n.last_value - c.retention_ids < (range << kCitusRangeBits))
-      continue;
-    out[range] = n.last_value - c.retention_ids;
-  }
-  return out;
-}
-
 // Inside the worker's transaction: the oldest due window of the table that
 // is not backing off or left for good, detached (and dropped).
 Step retire_one(Oid relid, std::optional<Oid>& attempting) {
@@ -176,32 +137,21 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     if (!retains) return step;
     const registry::Config& c = table->config;
     const partitions::KeySpace keys = table->key_space();
-    std::optional<int64> horizon = retention_horizon(*table, owner);
-    // On the Citus coordinator each worker node draws ids from a range of
-    // its own: the partitions of that range go by that node's position.
-    const std::map<int64, int64> node_horizons = worker_node_horizons(*table, owner);
-    if (!horizon && node_horizons.empty()) return step;
-    auto horizon_of = [&](const partitions::Partition& part) -> std::optional<int64> {
-      if (node_horizons.empty() || part.range.upper.kind != partitions::Bound::Kind::kValue)
-        return horizon;
-      // By its last id: the partition holding a node's first ids starts
-      // below the node's range (partitions are aligned, ranges are not).
-      const int64 range = (part.range.upper.value - 1) >> kCitusRangeBits;
-      if (range <= 0) return horizon;
-      auto it = node_horizons.find(range);
-      if (it == node_horizons.end()) return std::nullopt;
-      return it->second;
-    };
+    // Never waits for the sequence: held by ALTER SEQUENCE, it is read next
+    // poll.
+    const registry::RetentionHorizon horizon = registry::retention_horizon(*table, owner, false);
+    if (!horizon.any()) return step;
     auto describe = [&](const partitions::Partition& part) {
       step.tried = true;
       step.partition = part.relid;
       step.label = pg::relation_label(part.relid);
       step.bounds = fmt::format("FOR VALUES FROM ({}) TO ({})", keys.bound_sql(part.range.lower),
                                 keys.bound_sql(part.range.upper));
-      step.horizon = keys.key_text(*horizon_of(part));
+      std::optional<int64> h = horizon.of(part.range);
+      step.horizon = h ? keys.key_text(*h) : std::string("none");
     };
     auto due = [&](const partitions::Partition& part) {
-      std::optional<int64> h = horizon_of(part);
+      std::optional<int64> h = horizon.of(part.range);
       return h && part.range.upper.kind == partitions::Bound::Kind::kValue &&
              part.range.upper.value <= *h;
     };
@@ -226,13 +176,10 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       step.owner = p.owner;
       return step;
     }
-    // In bound order: once one ends past the horizon, every later one does
-    // (in a node's range, until the next node's range).
+    // Not due, a partition is passed over, not the end of the look: on the
+    // Citus coordinator each worker node's range has its own horizon.
     for (const partitions::Partition& part : parts) {
-      if (!due(part)) {
-        if (node_horizons.empty()) break;
-        continue;
-      }
+      if (!due(part)) continue;
       if (backing_off(relid, part.relid)) continue;
       describe(part);
       const Oid partition = part.relid;

@@ -251,6 +251,24 @@ ok(PartHeal::within($c, qq{SELECT min(id) = $w1_keep FROM msg WHERE id >= 281474
 is($sql->(qq{SELECT count(*) FROM msg WHERE id >= 281474976710656}), $w1_last - $w1_keep + 1, 'with every row above');
 is($sql->(q{SELECT min(id), max(id), count(*) FROM msg WHERE id < 281474976710656}), '700|1000|301',
   'and the coordinator\'s range as it was');
+# A partition retention would drop at once is not made (PH005), by the
+# horizon of the range the id is in: on the coordinator, an id of a
+# dropped partition of worker1's range; on worker1, which judges the ids
+# given in its own range by its own position, the same id; an id of the
+# coordinator's range above the coordinator's horizon is made (worker1's
+# horizon, far above, is not that range's).
+my $w1_old = $w1_keep - 150;
+my ($ph_rc, $ph_out, $ph_err) = $c->psql('postgres', "SELECT partheal_cover('msg', ARRAY['$w1_old'])",
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+like($ph_err, qr/ERROR:  PH005: "id" $w1_old of "msg" is older than the table's retention/,
+  'the coordinator refuses a partition of worker1\'s range below that node\'s horizon') or diag($ph_err);
+($ph_rc, $ph_out, $ph_err) = $w1->psql('postgres', qq{SELECT partheal_append('msg', '{"tenant": 1, "id": $w1_old}')},
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+like($ph_err, qr/ERROR:  PH005: "id" $w1_old of "msg" is older than the table's retention/,
+  'and so does worker1\'s append of it') or diag($ph_err);
+is($w1->safe_psql('postgres', q{SELECT partheal_append('msg', '{"tenant": 1, "id": 2050}')}), '2050',
+  'worker1 appends an id of the coordinator\'s range above its horizon, healing it there');
+is($sql->(q{SELECT count(*) FROM msg WHERE id IN (2050, } . $w1_old . q{)}), '1', 'that row only');
 
 # --- create-ahead ----------------------------------------------------------
 $sql->(q{

@@ -128,6 +128,30 @@ my ($rc_free, $out_free, $err_free) = $w1->psql('postgres', q{SELECT partheal_ap
 like($err_free, qr/ERROR:  "free" is not managed by partheal on the coordinator \(localhost:$cport\)/,
   'an unregistered Citus table: not managed on the coordinator');
 
+# The coordinator's side of a worker node's heal waits for its locks
+# there within partheal.ddl_lock_timeout: a session on the coordinator
+# holding the parent (its lock kept there, not passed on) makes the heal
+# fail with 55P03, where the appender would otherwise wait in a network
+# wait that no deadlock check sees.
+$sql->(q{
+  CREATE TABLE lkc (tenant int, id bigserial) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('lkc', 'tenant', shard_count => 4);
+  SELECT partheal_manage('lkc', 1000, mark_percent => NULL, premake => 0);
+});
+my $lkc_holder = $c->background_psql('postgres');
+$lkc_holder->query_safe('SET citus.enable_ddl_propagation = off; BEGIN; LOCK TABLE lkc IN ACCESS EXCLUSIVE MODE');
+my ($lkc_out, $lkc_err, $lkc_timed_out);
+$w1->psql('postgres', q{SELECT partheal_append('lkc', '{"tenant": 1, "id": 5000}')},
+  stdout => \$lkc_out, stderr => \$lkc_err, timeout => 30, timed_out => \$lkc_timed_out,
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+ok(!$lkc_timed_out, 'a worker node\'s heal does not wait for a lock held on the coordinator');
+like($lkc_err, qr/ERROR:  55P03: .*CONTEXT:  creating the partition on the coordinator/s,
+  'it fails with the lock timeout, saying where') or diag($lkc_err);
+$lkc_holder->query_safe('COMMIT');
+$lkc_holder->quit;
+is($w1->safe_psql('postgres', q{SELECT partheal_append('lkc', '{"tenant": 1, "id": 5000}')}), '5000',
+  'once the lock is gone, the heal goes through');
+
 # Heals from both worker nodes at once, at boundaries nobody makes ahead
 # (create-ahead off, partitions of 50 ids): every append path, no failure,
 # every committed row once.

@@ -1,0 +1,75 @@
+#include "registry/retention_horizon.hpp"
+
+#include <vector>
+
+#include "partitions/time_zone.hpp"
+#include "pg/boundary.hpp"
+#include "pg/citus.hpp"
+#include "pg/security.hpp"
+#include "pg/sequence.hpp"
+
+extern "C" {
+#include "utils/timestamp.h"
+}
+
+namespace partheal::registry {
+
+namespace {
+
+// Citus gives a worker node of group g the ids from g << 48 on.
+constexpr int kCitusRangeBits = 48;
+
+}  // namespace
+
+std::optional<int64> RetentionHorizon::of(const partitions::Range& r) const {
+  if (!by_node_ || r.upper.kind != partitions::Bound::Kind::kValue) return own_;
+  const int64 range = (r.upper.value - 1) >> kCitusRangeBits;
+  if (range <= 0) return own_;
+  auto it = nodes_.find(range);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second;
+}
+
+RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait) {
+  RetentionHorizon h;
+  const Config& c = table.config;
+  if (!c.retains()) return h;
+  if (c.by_time) {
+    // The clock now, not the transaction's start: the horizon only moves
+    // on, so a heal's check is the stricter of the two.
+    const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
+    h.own_ =
+        partitions::retention_horizon(table.key_space(), c.time_zone.c_str(), c.retention_months,
+                                      c.retention_days, c.retention_us, now);
+    return h;
+  }
+  std::optional<pg::SequencePosition> position;
+  pg::as_role(owner, [&] { position = pg::read_sequence(table.shape.sequence, wait); });
+  if (position && position->drawn && position->last >= PG_INT64_MIN + c.retention_ids)
+    h.own_ = position->last - c.retention_ids;
+  if (!table.shape.citus_table) return h;
+  const pg::citus::Role role = pg::citus::role();
+  if (role == pg::citus::Role::kWorker) {
+    // A worker node knows its own range's position only: the others' ids
+    // are judged on the coordinator.
+    h.by_node_ = true;
+    if (h.own_ && position->last >> kCitusRangeBits > 0)
+      h.nodes_[position->last >> kCitusRangeBits] = *h.own_;
+    h.own_.reset();
+    return h;
+  }
+  if (role != pg::citus::Role::kCoordinator) return h;
+  // Each worker node draws from a range of its own: one round trip to each.
+  h.by_node_ = true;
+  std::vector<pg::citus::NodePosition> nodes;
+  pg::as_role(owner, [&] { nodes = pg::citus::worker_positions(table.shape.sequence, nullptr); });
+  for (const pg::citus::NodePosition& n : nodes) {
+    const int64 range = n.last_value >> kCitusRangeBits;
+    if (!n.drawn || range <= 0 || n.last_value - c.retention_ids < (range << kCitusRangeBits))
+      continue;
+    h.nodes_[range] = n.last_value - c.retention_ids;
+  }
+  return h;
+}
+
+}  // namespace partheal::registry
