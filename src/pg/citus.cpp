@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "pg/citus.hpp"
 #include "errors.hpp"
@@ -282,6 +283,13 @@ void set_lock_timeout_on_nodes(int ms) {
 
 void restore_lock_timeout_on_nodes(int caller_ms) {
   set_nodes_lock_timeout(caller_ms, true);
+}
+
+bool refused_during_shard_move(const char* message) {
+  // create_distributed_table.c, Citus 13.2: "could not acquire the lock
+  // required to colocate distributed table <name>".
+  static constexpr char kPrefix[] = "could not acquire the lock required to colocate";
+  return std::strncmp(message, kPrefix, sizeof(kPrefix) - 1) == 0;
 }
 
 void drop_local_copy(Oid relid) {

@@ -67,6 +67,11 @@ void set_lock_timeout_on_nodes(int ms);
 // on (citus.propagate_set_commands), their own default if not.
 void restore_lock_timeout_on_nodes(int caller_ms);
 
+// Whether an error's message is Citus's refusal of a distributed table's
+// creation while a shard of its colocation group moves (Citus takes the
+// group's lock without waiting, and gives no SQLSTATE of its own).
+bool refused_during_shard_move(const char* message);
+
 // After Citus distributed a table that had rows (an ATTACH to a distributed
 // parent does), the coordinator's local copy of them: truncated.
 void drop_local_copy(Oid relid);

@@ -7,6 +7,7 @@
 
 #include "errors.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/error_context.hpp"
 #include "pg/guc_level.hpp"
@@ -240,19 +241,36 @@ partitions::Ensured create_covering_partition(Oid relid, int64 id,
   const int slot = pg::compat::backend_index();
   const std::string what = key_label(spec, id);
   Request& r = requests[slot];
-  uint64 generation = post(r, relid, id, spec);
   TimestampTz deadline =
       TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::heal_wait_timeout_ms);
   Answer answer;
   bool answered = false;
-  try {
-    answered = await_answer(r, slot, generation, deadline, relid, what, &answer);
-  } catch (...) {
-    abandon(r, generation);
-    throw;
+  for (long pause = 100;; pause = Min(pause * 2, 1000L)) {
+    uint64 generation = post(r, relid, id, spec);
+    try {
+      answered = await_answer(r, slot, generation, deadline, relid, what, &answer);
+    } catch (...) {
+      abandon(r, generation);
+      throw;
+    }
+    if (!answered) abandon(r, generation);
+    // While a shard of the table's colocation group moves, Citus refuses
+    // the partition's creation at once: asked again until the move is
+    // over, within this heal's wait, as a lock is waited for.
+    if (!answered || answer.sqlerrcode == 0 ||
+        !pg::citus::refused_during_shard_move(answer.message))
+      break;
+    if (TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline) <= pause) break;
+    if (pause == 100)
+      pg::report(LOG, 0,
+                 fmt::format("{} heal of \"{}\" for {} waits for a shard move: {}",
+                             errors::kLogHeal, table_name(relid), what, answer.message),
+                 {"Citus makes no partition of the table while a shard of its colocation "
+                  "group moves; partheal asks again within partheal.heal_wait_timeout.",
+                  {}});
+    pg::pause_ms(pause);
   }
   if (!answered) {
-    abandon(r, generation);
     std::string table = table_name(relid);
     pg::fail(errors::kHealWaitTimeout,
              fmt::format("timed out waiting for the partition of \"{}\" for {}", table, what),

@@ -87,4 +87,33 @@ is($sql->(q{SELECT count(*) FROM pg_inherits i WHERE inhparent = 'ev'::regclass
              AND (SELECT count(*) FROM pg_dist_shard s WHERE s.logicalrelid = i.inhrelid) <> 4}), '0',
   'each with its 4 shards');
 
+# --- a heal during a shard move ---------------------------------------------
+# While a shard of the table's colocation group moves, Citus refuses the
+# partition's creation at once: the append asks again until the move is
+# over, within partheal.heal_wait_timeout, instead of failing.
+$sql->(q{
+  CREATE TABLE mv (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('mv', 'tenant', shard_count => 2, colocate_with => 'none');
+  CREATE TABLE mv_p0 PARTITION OF mv FOR VALUES FROM (0) TO (1000000);
+  SELECT partheal_manage('mv', 1000000, mark_percent => NULL, premake => 0);
+  INSERT INTO mv (tenant, body) SELECT g % 100, repeat('x', 200) FROM generate_series(1, 300000) g;
+});
+my ($mv_shard, $mv_port) = split /\|/, $sql->(q{SELECT shardid, nodeport FROM pg_dist_shard
+  JOIN pg_dist_placement USING (shardid) JOIN pg_dist_node USING (groupid)
+  WHERE logicalrelid = 'mv'::regclass ORDER BY shardid LIMIT 1});
+my $mv_to = $mv_port == $w1->port ? $w2->port : $w1->port;
+my $log_at = -s $c->logfile;
+my $mover = $c->background_psql('postgres');
+$mover->query_until(qr/moving/, "\\echo moving\nSELECT citus_move_shard_placement($mv_shard, 'localhost', $mv_port, 'localhost', $mv_to, shard_transfer_mode => 'block_writes');\n");
+ok(PartHeal::within($c, q{SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'SELECT citus_move_shard_placement%' AND state = 'active')}, 10),
+  'a shard move of mv runs');
+my ($mv_rc, $mv_out, $mv_err) = $c->psql('postgres',
+  q{SET partheal.heal_wait_timeout = '120s'; SELECT partheal_append('mv', '{"tenant": 1, "id": 5000000}')});
+is($mv_out, '5000000', 'an append that needs a heal during the move lands') or diag($mv_err);
+like(slurp_file($c->logfile, $log_at), qr/PHL01 heal of "mv" for id 5000000 waits for a shard move/,
+  'after waiting for the move, as the log says');
+$mover->quit;
+is($sql->(q{SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'mv_p5000000'::regclass}), '2',
+  'its partition is distributed');
+
 done_testing();
