@@ -66,10 +66,10 @@ partitions::Ensured make_on_coordinator(Oid relid, int64 key, const partitions::
   // Citus made partheal's schema the same on every node, and the table's
   // name is the same there.
   std::string table = fmt::format("{}.{}", pg::quoted(schema), pg::quoted(name));
-  std::string command =
-      fmt::format("SELECT {}.partheal_cover_for_node({}, ARRAY[{}]::pg_catalog.text[])",
-                  registry::extension_schema_sql(), literal(table),
-                  literal(partitions::KeySpace(spec).key_text(key)));
+  std::string command = fmt::format(
+      "SELECT {}.partheal_cover_for_node({}::pg_catalog.text, ARRAY[{}]::pg_catalog.text[])",
+      registry::extension_schema_sql(), literal(table),
+      literal(partitions::KeySpace(spec).key_text(key)));
   std::string answer = pg::citus::run_on_coordinator(command);
   struct Outcome {
     bool failed = false;
