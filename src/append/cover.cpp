@@ -15,6 +15,7 @@
 #include "registry/registry.hpp"
 #include "settings.hpp"
 #include "append/on_coordinator.hpp"
+#include "worker/requests.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/subxact.hpp"
 
@@ -116,7 +117,11 @@ int32 cover_keys(Oid relid, ArrayType* array, bool relayed) {
   else
     heal::refuse_explicit_ids_out_of_window(*table, parent, keys);
   size_t before = partitions::attached_ranges(parent).size();
-  heal::cover(*table, parent, keys, append::partition_maker(*table));
+  // A worker node's heal fails at once during a shard move: its appender
+  // may hold there what the move waits for, which this backend cannot see.
+  heal::cover(
+      *table, parent, keys,
+      relayed ? worker::create_covering_partition_at_once : append::partition_maker(*table));
   partitions::refresh_partitions(parent);
   size_t after = partitions::attached_ranges(parent).size();
   pg::guard([&] { relation_close(parent, NoLock); });

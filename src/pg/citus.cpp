@@ -14,6 +14,7 @@ extern "C" {
 #include "access/genam.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_sequence.h"
 #include "access/htup_details.h"
@@ -290,6 +291,48 @@ bool refused_during_shard_move(const char* message) {
   // required to colocate distributed table <name>".
   static constexpr char kPrefix[] = "could not acquire the lock required to colocate";
   return std::strncmp(message, kPrefix, sizeof(kPrefix) - 1) == 0;
+}
+
+bool may_wait_for_shard_move() {
+  if (!installed()) return false;
+  return pg::guard([] {
+    if (TransactionIdIsValid(GetTopTransactionIdIfAny())) return false;
+    LockData* data = GetLockStatusData();
+    for (int i = 0; i < data->nelements; ++i) {
+      const LockInstanceData* lock = &data->locks[i];
+      if (lock->pid == MyProcPid && lock->holdMask != 0 &&
+          lock->locktag.locktag_type == LOCKTAG_ADVISORY &&
+          lock->locktag.locktag_field1 == MyDatabaseId &&
+          lock_class_name(lock->locktag.locktag_field4) != nullptr)
+        return false;
+    }
+    return true;
+  });
+}
+
+bool colocation_free(Oid relid) {
+  // Citus keys the lock by the colocation group, or by the table when it
+  // has none (resource_lock.h, SET_LOCKTAG_REBALANCE_PLACEMENT_COLOCATION).
+  int64 lock_id = relid;
+  with_own_sql({}, [&] {
+    Oid types[] = {OIDOID};
+    Datum values[] = {ObjectIdGetDatum(relid)};
+    if (spi::execute("SELECT colocationid FROM pg_catalog.pg_dist_partition WHERE logicalrelid "
+                     "OPERATOR(pg_catalog.=) $1",
+                     SPI_OK_SELECT, {1, types, values, nullptr}, true) == 0)
+      return;
+    std::optional<Datum> id = spi::value(0, 1);
+    if (id && DatumGetUInt32(*id) != 0) lock_id = DatumGetUInt32(*id);
+  });
+  constexpr uint16 kPlacementColocationClass = 13;
+  return pg::guard([&] {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(lock_id >> 32),
+                         static_cast<uint32>(lock_id), kPlacementColocationClass);
+    if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL) return false;
+    LockRelease(&tag, ShareLock, false);
+    return true;
+  });
 }
 
 void drop_local_copy(Oid relid) {

@@ -71,6 +71,13 @@ void restore_lock_timeout_on_nodes(int caller_ms);
 // creation while a shard of its colocation group moves (Citus takes the
 // group's lock without waiting, and gives no SQLSTATE of its own).
 bool refused_during_shard_move(const char* message);
+// Whether this transaction may wait for a shard move: it has no XID and
+// holds none of Citus's advisory locks, which a move waits for.
+bool may_wait_for_shard_move();
+// Whether the colocation group of a distributed table is free of moves
+// now: Citus's placement colocation lock, taken in SHARE, as a partition's
+// creation takes it, and let go at once.
+bool colocation_free(Oid relid);
 
 // After Citus distributed a table that had rows (an ATTACH to a distributed
 // parent does), the coordinator's local copy of them: truncated.

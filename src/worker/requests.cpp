@@ -235,14 +235,21 @@ bool await_answer(Request& r, int slot, uint64 generation, TimestampTz deadline,
 
 }  // namespace
 
-partitions::Ensured create_covering_partition(Oid relid, int64 id,
-                                              const partitions::KeySpec& spec) {
+namespace {
+
+partitions::Ensured ask_worker(Oid relid, int64 id, const partitions::KeySpec& spec,
+                               bool wait_for_moves) {
   settings::require_preloaded();
   const int slot = pg::compat::backend_index();
   const std::string what = key_label(spec, id);
   Request& r = requests[slot];
   TimestampTz deadline =
       TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::heal_wait_timeout_ms);
+  // A shard move waits for the shards' metadata locks and, to copy or
+  // replicate, for transactions that wrote: an append holding either would
+  // hold the move while it waits for it, where no deadlock check sees the
+  // two. Only one that holds neither waits for a move; others fail at once.
+  wait_for_moves = wait_for_moves && pg::citus::may_wait_for_shard_move();
   Answer answer;
   bool answered = false;
   for (long pause = 100;; pause = Min(pause * 2, 1000L)) {
@@ -255,12 +262,11 @@ partitions::Ensured create_covering_partition(Oid relid, int64 id,
     }
     if (!answered) abandon(r, generation);
     // While a shard of the table's colocation group moves, Citus refuses
-    // the partition's creation at once: asked again until the move is
-    // over, within this heal's wait, as a lock is waited for.
-    if (!answered || answer.sqlerrcode == 0 ||
+    // the partition's creation at once: asked again once the group's lock
+    // is free, within this heal's wait.
+    if (!answered || answer.sqlerrcode == 0 || !wait_for_moves ||
         !pg::citus::refused_during_shard_move(answer.message))
       break;
-    if (TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline) <= pause) break;
     if (pause == 100)
       pg::report(LOG, 0,
                  fmt::format("{} heal of \"{}\" for {} waits for a shard move: {}",
@@ -268,7 +274,15 @@ partitions::Ensured create_covering_partition(Oid relid, int64 id,
                  {"Citus makes no partition of the table while a shard of its colocation "
                   "group moves; partheal asks again within partheal.heal_wait_timeout.",
                   {}});
-    pg::pause_ms(pause);
+    // Polled here, not by asking the worker, whose every try would be a
+    // creation that Citus refuses.
+    bool free = false;
+    while (!free && TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline) > pause) {
+      pg::pause_ms(pause);
+      pause = Min(pause * 2, 1000L);
+      free = pg::citus::colocation_free(relid);
+    }
+    if (!free) break;
   }
   if (!answered) {
     std::string table = table_name(relid);
@@ -282,6 +296,18 @@ partitions::Ensured create_covering_partition(Oid relid, int64 id,
   }
   if (answer.sqlerrcode != 0) raise_worker_error(answer, relid, what);
   return partitions::Ensured{answer.partition, answer.range, answer.gave_way, answer.made};
+}
+
+}  // namespace
+
+partitions::Ensured create_covering_partition(Oid relid, int64 id,
+                                              const partitions::KeySpec& spec) {
+  return ask_worker(relid, id, spec, true);
+}
+
+partitions::Ensured create_covering_partition_at_once(Oid relid, int64 id,
+                                                      const partitions::KeySpec& spec) {
+  return ask_worker(relid, id, spec, false);
 }
 
 namespace {

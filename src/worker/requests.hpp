@@ -12,8 +12,15 @@ namespace partheal::worker {
 
 // The asker. Blocks for at most partheal.heal_wait_timeout. Throws the
 // worker's error unchanged (a lock timeout stays 55P03), or PH002/PH003.
+// On Citus, while a shard move keeps the partition from being made, it
+// asks again within that wait, if this transaction holds nothing a move
+// waits for.
 partitions::Ensured create_covering_partition(Oid relid, int64 key,
                                               const partitions::KeySpec& spec);
+// The same, failing at once during a shard move: for a Citus worker node's
+// heal, whose appender's locks there this backend cannot see.
+partitions::Ensured create_covering_partition_at_once(Oid relid, int64 key,
+                                                      const partitions::KeySpec& spec);
 
 // The worker: serves every pending request of its database, each in a
 // transaction of its own that holds the request's lock.

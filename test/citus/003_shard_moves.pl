@@ -89,31 +89,60 @@ is($sql->(q{SELECT count(*) FROM pg_inherits i WHERE inhparent = 'ev'::regclass
 
 # --- a heal during a shard move ---------------------------------------------
 # While a shard of the table's colocation group moves, Citus refuses the
-# partition's creation at once: the append asks again until the move is
-# over, within partheal.heal_wait_timeout, instead of failing.
+# partition's creation at once. An append that needs a heal then waits
+# for the move, within partheal.heal_wait_timeout, if its transaction holds
+# nothing the move waits for; one that wrote to the table earlier in its
+# transaction fails at once. A session with a write of its own to the
+# moving shard, left open, holds the move (block_writes waits for it)
+# while both are tried.
 $sql->(q{
   CREATE TABLE mv (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
   SELECT create_distributed_table('mv', 'tenant', shard_count => 2, colocate_with => 'none');
   CREATE TABLE mv_p0 PARTITION OF mv FOR VALUES FROM (0) TO (1000000);
   SELECT partheal_manage('mv', 1000000, mark_percent => NULL, premake => 0);
-  INSERT INTO mv (tenant, body) SELECT g % 100, repeat('x', 200) FROM generate_series(1, 300000) g;
 });
 my ($mv_shard, $mv_port) = split /\|/, $sql->(q{SELECT shardid, nodeport FROM pg_dist_shard
   JOIN pg_dist_placement USING (shardid) JOIN pg_dist_node USING (groupid)
   WHERE logicalrelid = 'mv'::regclass ORDER BY shardid LIMIT 1});
 my $mv_to = $mv_port == $w1->port ? $w2->port : $w1->port;
+my $tenant_of = sub {  # a tenant whose rows go to the moving shard, or not
+  my $op = shift;
+  $sql->("SELECT min(g) FROM generate_series(1, 1000) g WHERE get_shard_id_for_distribution_column('mv', g) $op $mv_shard");
+};
+my ($moving, $staying) = ($tenant_of->('='), $tenant_of->('<>'));
 my $log_at = -s $c->logfile;
+my $holder = $c->background_psql('postgres');
+$holder->query_safe("BEGIN; INSERT INTO mv (tenant, body) VALUES ($moving, 'holder')");
 my $mover = $c->background_psql('postgres');
 $mover->query_until(qr/moving/, "\\echo moving\nSELECT citus_move_shard_placement($mv_shard, 'localhost', $mv_port, 'localhost', $mv_to, shard_transfer_mode => 'block_writes');\n");
-ok(PartHeal::within($c, q{SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'SELECT citus_move_shard_placement%' AND state = 'active')}, 10),
-  'a shard move of mv runs');
-my ($mv_rc, $mv_out, $mv_err) = $c->psql('postgres',
-  q{SET partheal.heal_wait_timeout = '120s'; SELECT partheal_append('mv', '{"tenant": 1, "id": 5000000}')});
-is($mv_out, '5000000', 'an append that needs a heal during the move lands') or diag($mv_err);
-like(slurp_file($c->logfile, $log_at), qr/PHL01 heal of "mv" for id 5000000 waits for a shard move/,
-  'after waiting for the move, as the log says');
+ok(PartHeal::within($c, q{SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'SELECT citus_move_shard_placement%' AND wait_event_type = 'Lock')}, 30),
+  'a shard move of mv runs, held by an open write to the moving shard');
+my ($gate_out, $gate_err, $gate_timed_out);
+$c->psql('postgres', qq{SET partheal.heal_wait_timeout = '120s';
+  BEGIN; INSERT INTO mv (tenant, body) VALUES ($staying, 'first');
+  SELECT partheal_append('mv', '{"tenant": $staying, "id": 7000000}'); COMMIT;},
+  stdout => \$gate_out, stderr => \$gate_err, timeout => 60, timed_out => \$gate_timed_out);
+ok(!$gate_timed_out, 'an append that wrote earlier in its transaction does not wait for the move');
+like($gate_err, qr/could not acquire the lock required to colocate/, 'its heal fails with Citus\'s error')
+  or diag($gate_err);
+my $appender = $c->background_psql('postgres');
+$appender->query_until(qr/appending/, "\\echo appending\nSET partheal.heal_wait_timeout = '120s';\nSELECT partheal_append('mv', '{\"tenant\": $staying, \"id\": 5000000}');\n");
+my $waits = 0;
+for (1 .. 300) {
+  if (slurp_file($c->logfile, $log_at) =~ /PHL01 heal of "mv" for id 5000000 waits for a shard move/) { $waits = 1; last; }
+  select(undef, undef, undef, 0.1);
+}
+ok($waits, 'an append in a transaction of its own waits for the move, as the log says');
+is($sql->(q{SELECT count(*) FROM mv WHERE id = 5000000}), '0', 'while the move is held, its row is not in');
+$holder->query_safe('COMMIT');
+$holder->quit;
+ok(PartHeal::within($c, q{SELECT count(*) = 1 FROM mv WHERE id = 5000000}, 60),
+  'once the move is over, the append that waited lands');
 $mover->quit;
+$appender->quit;
 is($sql->(q{SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'mv_p5000000'::regclass}), '2',
-  'its partition is distributed');
+  'in a distributed partition');
+is($sql->(q{SELECT count(*) FROM mv WHERE id = 7000000 OR body = 'first'}), '0',
+  'and nothing of the append that failed');
 
 done_testing();
