@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -118,8 +119,12 @@ void refuse_keys_past_retention(const registry::ManagedTable& table, Relation pa
   const partitions::KeySpace space = table.key_space();
   // As the worker's retention will judge the partition, the position read
   // as the owner, as for the window of given ids.
+  // The worker nodes are asked only for a key in one of their ranges.
+  const bool other_ranges = !c.by_time && std::any_of(missing.begin(), missing.end(), [&](int64 k) {
+    return k >> 48 > 0 || (k + c.partition_size) >> 48 > 0;
+  });
   const registry::RetentionHorizon horizon =
-      registry::retention_horizon(table, parent->rd_rel->relowner, true);
+      registry::retention_horizon(table, parent->rd_rel->relowner, true, other_ranges);
   if (!horizon.any()) return;
   std::vector<partitions::Range> existing = partitions::attached_ranges(parent);
   for (int64 key : missing) {

@@ -22,7 +22,8 @@ constexpr int kCitusRangeBits = 48;
 }  // namespace
 
 std::optional<int64> RetentionHorizon::of(const partitions::Range& r) const {
-  if (!by_node_ || r.upper.kind != partitions::Bound::Kind::kValue) return own_;
+  if (!by_node_ || r.upper.kind != partitions::Bound::Kind::kValue || r.upper.value <= 0)
+    return own_;
   const int64 range = (r.upper.value - 1) >> kCitusRangeBits;
   if (range <= 0) return own_;
   auto it = nodes_.find(range);
@@ -30,7 +31,8 @@ std::optional<int64> RetentionHorizon::of(const partitions::Range& r) const {
   return it->second;
 }
 
-RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait) {
+RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait,
+                                   bool other_ranges) {
   RetentionHorizon h;
   const Config& c = table.config;
   if (!c.retains()) return h;
@@ -59,8 +61,10 @@ RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wa
     return h;
   }
   if (role != pg::citus::Role::kCoordinator) return h;
-  // Each worker node draws from a range of its own: one round trip to each.
+  // Each worker node draws from a range of its own: one round trip to each,
+  // only when asked of them.
   h.by_node_ = true;
+  if (!other_ranges) return h;
   std::vector<pg::citus::NodePosition> nodes;
   pg::as_role(owner, [&] { nodes = pg::citus::worker_positions(table.shape.sequence, nullptr); });
   for (const pg::citus::NodePosition& n : nodes) {

@@ -26,7 +26,8 @@ class RetentionHorizon {
   bool any() const { return own_.has_value() || !nodes_.empty(); }
 
  private:
-  friend RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait);
+  friend RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait,
+                                            bool other_ranges);
   std::optional<int64> own_;      // the clock's, or this node's sequence position's
   std::map<int64, int64> nodes_;  // a worker node's range (its group) -> its horizon
   bool by_node_ = false;          // the Citus coordinator's id-keyed table
@@ -35,6 +36,9 @@ class RetentionHorizon {
 // For time, now() minus the retention on the zone's wall clock; for ids,
 // the sequence position minus retention ids, read as `owner` (none while
 // the sequence is not drawn from; nor, unless `wait`, while it is locked).
-RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait);
+// The worker nodes' positions only with `other_ranges` (a round trip to
+// each): without, their ranges have no horizon.
+RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait,
+                                   bool other_ranges = true);
 
 }  // namespace partheal::registry
