@@ -156,18 +156,27 @@ PARTHEAL_SQL_FUNCTION(partheal_cover_for_node) {
   bool failed = false;
   // Only the subtransaction's errors are caught: their abort has undone
   // what they left; any other error ends the call.
+  bool body_failed = false;
   try {
     pg::in_subtransaction([&] {
-      // The worker node's appender waits for this call in a network wait
-      // that no deadlock check sees: every lock wait here is bounded, as
-      // partheal's DDL is, so that a cycle through the two nodes (a user's
-      // DDL here whose part on that node waits for the appender) ends.
-      pg::set_local("lock_timeout", std::to_string(settings::ddl_lock_timeout_ms));
-      Oid relid = pg::guard(
-          [&] { return DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name))); });
-      made = cover_keys(relid, array, true);
+      try {
+        // The worker node's appender waits for this call in a network wait
+        // that no deadlock check sees: every lock wait here is bounded, as
+        // partheal's DDL is, so that a cycle through the two nodes (a user's
+        // DDL here whose part on that node waits for the appender) ends.
+        pg::set_local("lock_timeout", std::to_string(settings::ddl_lock_timeout_ms));
+        Oid relid = pg::guard([&] {
+          return DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
+        });
+        made = cover_keys(relid, array, true);
+      } catch (const PgError&) {
+        body_failed = true;
+        throw;
+      }
     });
   } catch (const PgError& e) {
+    // The subtransaction's own begin or end failing is no answer to give.
+    if (!body_failed) throw;
     outcome = append::relayed_outcome(0, &e);
     failed = true;
   }

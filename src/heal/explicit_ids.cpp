@@ -121,7 +121,8 @@ void refuse_keys_past_retention(const registry::ManagedTable& table, Relation pa
   // as the owner, as for the window of given ids.
   // The worker nodes are asked only for a key in one of their ranges.
   const bool other_ranges = !c.by_time && std::any_of(missing.begin(), missing.end(), [&](int64 k) {
-    return k >> 48 > 0 || (k + c.partition_size) >> 48 > 0;
+    return static_cast<__int128>(k) + c.partition_size >=
+           (__int128{1} << pg::citus::kNodeRangeBits);
   });
   const registry::RetentionHorizon horizon =
       registry::retention_horizon(table, parent->rd_rel->relowner, true, other_ranges);

@@ -42,6 +42,10 @@ void refuse_on_worker_node(Oid relid, const std::string& what, const std::string
 // line. Throws PH006 when this node knows no coordinator.
 std::string run_on_coordinator(const std::string& command);
 
+// Citus gives the worker node of group g the ids of a bigserial from
+// g << kNodeRangeBits on.
+constexpr int kNodeRangeBits = 48;
+
 // What a sequence has drawn on every other primary node: Citus gives each
 // worker node a range of its own for a bigserial column (from its group id
 // << 48), so plain INSERTs there draw ids far from the coordinator's.

@@ -16,8 +16,7 @@ namespace partheal::registry {
 
 namespace {
 
-// Citus gives a worker node of group g the ids from g << 48 on.
-constexpr int kCitusRangeBits = 48;
+constexpr int kCitusRangeBits = pg::citus::kNodeRangeBits;
 
 }  // namespace
 

@@ -245,11 +245,6 @@ partitions::Ensured ask_worker(Oid relid, int64 id, const partitions::KeySpec& s
   Request& r = requests[slot];
   TimestampTz deadline =
       TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::heal_wait_timeout_ms);
-  // A shard move waits for the shards' metadata locks and, to copy or
-  // replicate, for transactions that wrote: an append holding either would
-  // hold the move while it waits for it, where no deadlock check sees the
-  // two. Only one that holds neither waits for a move; others fail at once.
-  wait_for_moves = wait_for_moves && pg::citus::may_wait_for_shard_move();
   Answer answer;
   bool answered = false;
   for (long pause = 100;; pause = Min(pause * 2, 1000L)) {
@@ -267,6 +262,12 @@ partitions::Ensured ask_worker(Oid relid, int64 id, const partitions::KeySpec& s
     if (!answered || answer.sqlerrcode == 0 || !wait_for_moves ||
         !pg::citus::refused_during_shard_move(answer.message))
       break;
+    // A shard move waits for the shards' metadata locks and, to copy or
+    // replicate, for transactions that wrote: an append holding either would
+    // hold the move while it waits for it, where no deadlock check sees the
+    // two. Only one that holds neither waits for a move; others fail at once.
+    // (Looked at once, on the first refusal: the wait takes no lock.)
+    if (pause == 100 && !pg::citus::may_wait_for_shard_move()) break;
     if (pause == 100)
       pg::report(LOG, 0,
                  fmt::format("{} heal of \"{}\" for {} waits for a shard move: {}",
