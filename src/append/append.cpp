@@ -358,7 +358,10 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   };
   std::vector<int64> stored = ids;
   uint64 inserted = 0;
-  heal::insert_until_covered(*table, parent, keys, append::partition_maker(*table), [&] {
+  // A worker node tells the coordinator which ids the rows gave.
+  const heal::MakePartition make =
+      append::partition_maker(*table, by_time ? std::vector<int64>() : given);
+  heal::insert_until_covered(*table, parent, keys, make, [&] {
     if (direct) {
       if (append::insert_one_direct(target, parent, rows, *defaults)) {
         inserted = 1;

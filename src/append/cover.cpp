@@ -52,10 +52,14 @@ using namespace partheal;
 
 namespace {
 
+// Who names the keys: a caller of partheal_cover, or a Citus worker node's
+// heal, which says whether the caller there gave the key or the node drew
+// it from its range of the sequence (a database not yet at 0.8 does not).
+enum class Caller { kLocal, kNodeGiven, kNodeDrawn, kNodeUnsaid };
+
 // partheal_cover's work, for both entries: the partitions made.
-// `relayed`: a worker node's heal, whose keys are the ids it drew as well
-// as those it was given; it judged the retention of the given ones itself.
-int32 cover_keys(Oid relid, ArrayType* array, bool relayed) {
+int32 cover_keys(Oid relid, ArrayType* array, Caller caller) {
+  const bool relayed = caller != Caller::kLocal;
   Datum* elements = nullptr;
   bool* nulls = nullptr;
   int count = 0;
@@ -110,18 +114,26 @@ int32 cover_keys(Oid relid, ArrayType* array, bool relayed) {
     });
     keys.push_back(partitions::key_to_int64(key, type));
   }
-  // The limits partheal_append puts on rows that give their keys.
-  if (!relayed || shape.key_is_time) heal::refuse_keys_past_retention(*table, parent, keys);
-  if (shape.key_is_time)
+  // The limits partheal_append puts on rows that give their keys. A time
+  // key is judged whoever chose it. An id a worker node drew is not held
+  // to the retention (as a drawn id is not here), nor to the window of
+  // given ids once its node's position is past it, which the window rule
+  // checks: only the node's sequence could have given it. A worker node
+  // that does not say judged its own range's retention itself.
+  if (shape.key_is_time) {
+    heal::refuse_keys_past_retention(*table, parent, keys);
     heal::refuse_far_windows(*table, parent, keys);
-  else
-    heal::refuse_explicit_ids_out_of_window(*table, parent, keys);
+  } else {
+    if (caller == Caller::kLocal || caller == Caller::kNodeGiven)
+      heal::refuse_keys_past_retention(*table, parent, keys);
+    heal::refuse_explicit_ids_out_of_window(*table, parent, keys, caller == Caller::kNodeDrawn);
+  }
   size_t before = partitions::attached_ranges(parent).size();
   // A worker node's heal fails at once during a shard move: its appender
   // may hold there what the move waits for, which this backend cannot see.
-  heal::cover(
-      *table, parent, keys,
-      relayed ? worker::create_covering_partition_at_once : append::partition_maker(*table));
+  heal::cover(*table, parent, keys,
+              relayed ? heal::MakePartition(worker::create_covering_partition_at_once)
+                      : append::partition_maker(*table, keys));  // a caller's keys are given
   partitions::refresh_partitions(parent);
   size_t after = partitions::attached_ranges(parent).size();
   pg::guard([&] { relation_close(parent, NoLock); });
@@ -137,18 +149,23 @@ PARTHEAL_SQL_FUNCTION(partheal_cover) {
   if (PG_ARGISNULL(1)) null_argument("keys");
   Oid relid = PG_GETARG_OID(0);
   ArrayType* array = pg::guard([&] { return PG_GETARG_ARRAYTYPE_P(1); });
-  return Int32GetDatum(cover_keys(relid, array, false));
+  return Int32GetDatum(cover_keys(relid, array, Caller::kLocal));
 }
 
-// partheal_cover_for_node(parent text, keys text[]) RETURNS text: what a
-// Citus worker node's heal asks of the coordinator (append/on_coordinator).
-// Citus relays a failed command's first message line only, so the outcome
-// comes back as the value, a JSON object: {"made": n}, or the error's
-// SQLSTATE, message, detail and hint.
+// partheal_cover_for_node(parent text, keys text[], drawn boolean) RETURNS
+// text: what a Citus worker node's heal asks of the coordinator
+// (append/on_coordinator); 0.7's has no `drawn`. Citus relays a failed
+// command's first message line only, so the outcome comes back as the
+// value, a JSON object: {"made": n}, or the error's SQLSTATE, message,
+// detail and hint.
 PARTHEAL_SQL_FUNCTION(partheal_cover_for_node) {
   settings::require_preloaded();
   if (PG_ARGISNULL(0)) null_argument("parent");
   if (PG_ARGISNULL(1)) null_argument("keys");
+  const bool says = PG_NARGS() > 2;
+  if (says && PG_ARGISNULL(2)) null_argument("drawn");
+  const Caller caller =
+      !says ? Caller::kNodeUnsaid : (PG_GETARG_BOOL(2) ? Caller::kNodeDrawn : Caller::kNodeGiven);
   const char* name = pg::guard([&] { return text_to_cstring(PG_GETARG_TEXT_PP(0)); });
   ArrayType* array = pg::guard([&] { return PG_GETARG_ARRAYTYPE_P(1); });
   std::string outcome;
@@ -168,7 +185,7 @@ PARTHEAL_SQL_FUNCTION(partheal_cover_for_node) {
         Oid relid = pg::guard([&] {
           return DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
         });
-        made = cover_keys(relid, array, true);
+        made = cover_keys(relid, array, caller);
       } catch (const PgError&) {
         body_failed = true;
         throw;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +18,8 @@
 extern "C" {
 #include "access/relation.h"
 #include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -59,17 +63,37 @@ partitions::Ensured routed_here(Oid relid, int64 key, const partitions::KeySpec&
   return made;
 }
 
-// heal::MakePartition for a table registered on the coordinator.
-partitions::Ensured make_on_coordinator(Oid relid, int64 key, const partitions::KeySpec& spec) {
+// Whether this database's partheal has the three-argument
+// partheal_cover_for_node (0.8): Citus keeps the extension at one version
+// on every node, so the coordinator's has it too. A database not updated
+// yet asks with two, which the coordinator takes as it did before 0.8.
+bool coordinator_takes_drawn() {
+  Oid schema = registry::extension_schema();
+  return pg::guard([&] {
+    const char* schema_name = get_namespace_name(schema);
+    if (schema_name == nullptr) return false;
+    Oid argtypes[3] = {TEXTOID, TEXTARRAYOID, BOOLOID};
+    return OidIsValid(LookupFuncName(list_make2(makeString(pstrdup(schema_name)),
+                                                makeString(pstrdup("partheal_cover_for_node"))),
+                                     3, argtypes, true));
+  });
+}
+
+// A heal for a table registered on the coordinator. `drawn`: this node
+// drew the key from its range of the sequence; otherwise the caller gave
+// it.
+partitions::Ensured make_on_coordinator(Oid relid, int64 key, const partitions::KeySpec& spec,
+                                        bool drawn) {
   const char* schema = pg::guard([&] { return get_namespace_name(get_rel_namespace(relid)); });
   const char* name = pg::guard([&] { return get_rel_name(relid); });
   // Citus made partheal's schema the same on every node, and the table's
   // name is the same there.
   std::string table = fmt::format("{}.{}", pg::quoted(schema), pg::quoted(name));
   std::string command = fmt::format(
-      "SELECT {}.partheal_cover_for_node({}::pg_catalog.text, ARRAY[{}]::pg_catalog.text[])",
+      "SELECT {}.partheal_cover_for_node({}::pg_catalog.text, ARRAY[{}]::pg_catalog.text[]{})",
       registry::extension_schema_sql(), literal(table),
-      literal(partitions::KeySpace(spec).key_text(key)));
+      literal(partitions::KeySpace(spec).key_text(key)),
+      coordinator_takes_drawn() ? (drawn ? ", true" : ", false") : "");
   std::string answer = pg::citus::run_on_coordinator(command);
   struct Outcome {
     bool failed = false;
@@ -113,8 +137,15 @@ partitions::Ensured make_on_coordinator(Oid relid, int64 key, const partitions::
 
 }  // namespace
 
-heal::MakePartition partition_maker(const registry::ManagedTable& table) {
-  return table.registered_on_coordinator ? make_on_coordinator : worker::create_covering_partition;
+heal::MakePartition partition_maker(const registry::ManagedTable& table,
+                                    const std::vector<int64>& given) {
+  if (!table.registered_on_coordinator) return worker::create_covering_partition;
+  auto sorted = std::make_shared<std::vector<int64>>(given);
+  std::sort(sorted->begin(), sorted->end());
+  return [sorted](Oid relid, int64 key, const partitions::KeySpec& spec) {
+    return make_on_coordinator(relid, key, spec,
+                               !std::binary_search(sorted->begin(), sorted->end(), key));
+  };
 }
 
 std::string relayed_outcome(int32 made, const PgError* error) {

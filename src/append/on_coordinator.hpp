@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "heal/heal_loop.hpp"
 #include "pg/error.hpp"
@@ -16,8 +17,11 @@ namespace partheal::append {
 
 // How the heal loop gets a partition made for this table: this server's
 // partheal worker (worker::create_covering_partition), or, for a table
-// registered on the coordinator, partheal_cover_for_node there.
-heal::MakePartition partition_maker(const registry::ManagedTable& table);
+// registered on the coordinator, partheal_cover_for_node there, told for
+// each key whether the caller gave it (`given`, judged there as given ids
+// are) or this node drew it from its range of the sequence.
+heal::MakePartition partition_maker(const registry::ManagedTable& table,
+                                    const std::vector<int64>& given);
 
 // partheal_cover_for_node's answer, a JSON object's text: {"made": n}, or
 // the error's SQLSTATE, message, detail and hint, which Citus would not

@@ -27,7 +27,8 @@ extern "C" {
 namespace partheal::heal {
 
 void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
-                                       const std::vector<int64>& explicit_ids) {
+                                       const std::vector<int64>& explicit_ids,
+                                       bool drawn_on_a_node) {
   if (explicit_ids.empty() || table.registered_on_coordinator) return;
   const registry::TableShape& shape = table.shape;
   if (partitions::unrouted(parent, explicit_ids).empty()) return;
@@ -49,23 +50,28 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
   // own: an id near any node's position is one that node's traffic needs.
   // Read (a round trip to each node) only for an id outside the local window.
   std::optional<std::vector<pg::citus::NodePosition>> nodes;
-  auto near_a_node = [&](__int128 n) {
+  auto near_a_node = [&](int64 id) {
     if (!nodes) {
       nodes.emplace();
       if (shape.citus_table && pg::citus::role() == pg::citus::Role::kCoordinator)
         pg::as_role(parent->rd_rel->relowner,
                     [&] { *nodes = pg::citus::worker_positions(shape.sequence, nullptr); });
     }
+    const __int128 n = partitions::partition_number(id, size);
     for (const pg::citus::NodePosition& p : *nodes) {
       __int128 node_at = partitions::partition_number(p.last_value, size);
       if (n >= node_at - reach && n <= node_at + reach) return true;
+      // Drawn on that node: in its range, and its sequence is past it.
+      if (drawn_on_a_node && p.drawn && id <= p.last_value &&
+          id >> pg::citus::kNodeRangeBits == p.last_value >> pg::citus::kNodeRangeBits)
+        return true;
     }
     return false;
   };
   for (int64 id : missing) {
     __int128 n = partitions::partition_number(id, size);
     if (n >= at - reach && n <= at + reach) continue;
-    if (near_a_node(n)) continue;
+    if (near_a_node(id)) continue;
     pg::fail(ERRCODE_INSUFFICIENT_PRIVILEGE,
              fmt::format("id {} of \"{}\" needs a partition that only the table's owner may have "
                          "created",

@@ -12,9 +12,11 @@
 //
 // On a Citus worker node, a table the coordinator manages is judged by the
 // coordinator, which makes its partitions, by its own registration, read
-// fresh, and every node's sequence position; only the retention of ids of
-// the node's own range is judged here, before they are drawn (the
-// coordinator is given the drawn ones too, and cannot tell them apart).
+// fresh, and every node's sequence position; the retention of given ids
+// of the node's own range is judged here too, before anything is drawn.
+// The node says which ids it drew; the coordinator believes it only for an
+// id its node's position is past, which only that node's sequence could
+// have given.
 #pragma once
 
 #include <vector>
@@ -25,8 +27,12 @@ namespace partheal::heal {
 
 // `explicit_ids`: the ids the caller gave, not drew. Throws 42501 if one
 // needs a partition outside the window and the caller does not own the table.
+// `drawn_on_a_node`: ids a Citus worker node says it drew, also allowed at
+// or below the position of the worker node whose range they are in (a
+// batch drawn there can span more partitions than the window).
 void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
-                                       const std::vector<int64>& explicit_ids);
+                                       const std::vector<int64>& explicit_ids,
+                                       bool drawn_on_a_node = false);
 
 // The same rule for a time-keyed table, whose keys anyone may choose: for a
 // caller that does not own the table, a missing window is healed only from

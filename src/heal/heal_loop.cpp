@@ -54,7 +54,7 @@ std::string qualified(const registry::TableShape& shape) {
 // One round: ask the worker for a partition for each missing partition
 // number, then make the new partitions visible to this backend.
 void heal(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& missing,
-          MakePartition make) {
+          const MakePartition& make) {
   refuse_self_deadlock(table, parent);
   uint64 now = static_cast<uint64>(GetCurrentTimestamp());
   registry::with_state(table.shape.relid, [now](registry::TableState& s) {
@@ -153,7 +153,7 @@ Miss routing_miss(const PgError& e, Oid parent) {
 }
 
 void insert_until_covered(const registry::ManagedTable& table, Relation parent,
-                          const std::vector<int64>& ids, MakePartition make,
+                          const std::vector<int64>& ids, const MakePartition& make,
                           const std::function<void()>& insert) {
   const int max_heals = 1 + settings::max_retries;
   int heals = 0;
@@ -208,7 +208,7 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
 }
 
 void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
-           MakePartition make) {
+           const MakePartition& make) {
   insert_until_covered(table, parent, ids, make, nullptr);
 }
 

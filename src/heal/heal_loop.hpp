@@ -12,21 +12,23 @@ namespace partheal::heal {
 
 // How the loop gets the partition covering an id made and committed, in a
 // transaction that is not the caller's: the caller says (the worker's heal
-// request, worker::create_covering_partition). Throws what stopped it.
-using MakePartition = partitions::Ensured (*)(Oid relid, int64 key,
-                                              const partitions::KeySpec& spec);
+// request, worker::create_covering_partition, or a Citus worker node's
+// request to the coordinator, which says whether the key was given).
+// Throws what stopped it.
+using MakePartition =
+    std::function<partitions::Ensured(Oid relid, int64 key, const partitions::KeySpec& spec)>;
 
 // Runs insert() once every id has a partition. A missing partition is
 // made (committed at once) and the insert runs again at once; the loop
 // allows one heal for the boundary plus partheal.max_retries.
 void insert_until_covered(const registry::ManagedTable& table, Relation parent,
-                          const std::vector<int64>& ids, MakePartition make,
+                          const std::vector<int64>& ids, const MakePartition& make,
                           const std::function<void()>& insert);
 
 // The same loop with nothing to insert: returns once every id has a
 // partition (partheal_reserve).
 void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
-           MakePartition make);
+           const MakePartition& make);
 
 // A 23514 raised by tuple routing at `parent` itself (kAtParent), told apart
 // from CHECK and partition constraint violations by the ErrorData fields,

@@ -83,11 +83,18 @@ SELECT count(*) AS windows_in_2031 FROM pg_inherits i JOIN pg_class c ON c.oid =
 -- What a Citus worker node's heal asks of the coordinator: the outcome as
 -- JSON, errors with their SQLSTATE. (On a server without Citus it works
 -- the same; it is not for direct use.)
-SELECT partheal_cover_for_node('public.cv', ARRAY['950']);
-SELECT partheal_cover_for_node('public.cv', ARRAY['950']);
-SELECT partheal_cover_for_node('public.cv_plain', ARRAY['1'])::jsonb - 'message' AS not_managed;
-SELECT partheal_cover_for_node('public.no_such_table', ARRAY['1'])::jsonb ->> 'sqlstate' AS no_table;
-SELECT partheal_cover_for_node('public.cv', ARRAY['x'])::jsonb ->> 'sqlstate' AS bad_key;
+SELECT partheal_cover_for_node('public.cv', ARRAY['950'], false);
+SELECT partheal_cover_for_node('public.cv', ARRAY['950'], false);
+SELECT partheal_cover_for_node('public.cv_plain', ARRAY['1'], false)::jsonb - 'message' AS not_managed;
+SELECT partheal_cover_for_node('public.no_such_table', ARRAY['1'], false)::jsonb ->> 'sqlstate' AS no_table;
+SELECT partheal_cover_for_node('public.cv', ARRAY['x'], false)::jsonb ->> 'sqlstate' AS bad_key;
+SELECT partheal_cover_for_node('public.cv', ARRAY['1'], NULL);
+-- Saying an id was drawn on a node gets a role that does not own the
+-- table nothing: an id no node's sequence is past is held to the window.
+SET ROLE regress_cover_writer;
+SELECT partheal_cover_for_node('public.cv', ARRAY['99999950'], true)::jsonb ->> 'sqlstate' AS claimed_drawn;
+SELECT partheal_cover_for_node('public.cv', ARRAY['99999950'], false)::jsonb ->> 'sqlstate' AS given;
+RESET ROLE;
 
 DROP VIEW cv_parts;
 DROP TABLE cv, cv_plain, cvt;
