@@ -20,7 +20,7 @@ my $children = sub {  # a parent's partitions, as a node's catalog has them
 };
 
 $sql->('CREATE EXTENSION partheal');
-is($w1->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'partheal'"), '0.7',
+is($w1->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'partheal'"), '0.8',
   'CREATE EXTENSION partheal on the coordinator is made on the worker nodes too');
 
 # --- the heal --------------------------------------------------------------
@@ -273,6 +273,14 @@ like($ph_err, qr/ERROR:  PH005: "id" $w1_old of "msg" is older than the table's 
 is($w1->safe_psql('postgres', q{SELECT partheal_append('msg', '{"tenant": 1, "id": 2050}')}), '2050',
   'worker1 appends an id of the coordinator\'s range above its horizon, healing it there');
 is($sql->(q{SELECT count(*) FROM msg WHERE id IN (2050, } . $w1_old . q{)}), '1', 'that row only');
+# An id of the coordinator's range given on worker1, in a partition the
+# retention dropped: worker1 says the id was given, and the coordinator
+# judges it by its own range's horizon.
+($ph_rc, $ph_out, $ph_err) = $w1->psql('postgres', q{SELECT partheal_append('msg', '{"tenant": 1, "id": 650}')},
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+like($ph_err, qr/ERROR:  PH005: "id" 650 of "msg" is older than the table's retention/,
+  'worker1\'s append of a given id of the coordinator\'s range below its horizon: PH005 from the coordinator') or diag($ph_err);
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'msg_p600'}), '0', 'and its partition is not made again');
 
 # A time-keyed distributed table with a retention of 2 hours: a window
 # that ended 4 hours ago goes, with its shards and rows; now's stays.

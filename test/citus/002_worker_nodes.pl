@@ -89,6 +89,27 @@ is($sql->(qq{SELECT count(*) FROM pg_class WHERE relname = 'ev_p' || (($nonowner
 my ($rc_near, $out_near, $err_near) = $writer_w1->(q{partheal_append('ev', '{"tenant": 8}')});
 is($rc_near, 0, 'a non-owner\'s drawn id from a worker node lands') or diag($err_near);
 
+# A non-owner's batch drawn on a worker node may span more partitions than
+# the window of given ids (partheal.max_ahead_partitions, 16 here): with
+# create-ahead off and partitions of 10 ids, 400 rows need 40 heals, the
+# first ones far behind the node's position once the batch has drawn.
+$sql->(q{
+  CREATE TABLE nob (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('nob', 'tenant', shard_count => 4);
+  SELECT partheal_manage('nob', 10, mark_percent => NULL, premake => 0);
+  GRANT INSERT ON nob TO ev_writer;
+  GRANT USAGE ON SEQUENCE nob_id_seq TO ev_writer;
+});
+$w1sql->(q{SELECT partheal_append('nob', '{"tenant": 1}')});
+my ($rc_nob, $out_nob, $err_nob) = $writer_w1->(
+  q{count(*) FROM partheal_append('nob', (SELECT jsonb_agg(jsonb_build_object('tenant', g)) FROM generate_series(1, 400) g))});
+is($rc_nob, 0, 'a non-owner\'s batch of 400 ids drawn on a worker node heals 40 partitions') or diag($err_nob);
+is($sql->(q{SELECT count(*), count(DISTINCT id) FROM nob}), '401|401', 'every row there once');
+my ($rc_nog, $out_nog, $err_nog) = $writer_w1->(
+  q{partheal_append('nob', '{"tenant": 2, "id": 281474976720657}')});
+like($err_nog, qr/ERROR:  42501: id 281474976720657 of "nob" needs a partition/,
+  'a given id of its range far past its position is still refused') or diag($err_nog);
+
 # On the coordinator, a non-owner's given id is within the window when it
 # is near any node's position, not only the coordinator's own.
 my $w1pos = $w1sql->(q{SELECT last_value FROM ev_id_seq});
