@@ -126,8 +126,7 @@ my $before = $node->safe_psql('postgres', 'SELECT count(*) FROM q');
 my $victim = $worker_pid->();
 my $offset = -s $node->logfile;
 kill 'KILL', $victim;
-$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-$node->poll_query_until('postgres', 'SELECT true', 't') or die;
+PartHeal::back_after_crash($node, $offset) or die 'the server did not come back';
 is($node->safe_psql('postgres', 'SELECT count(*) FROM q'), $before, 'no committed row was lost');
 $node->safe_psql('postgres', q{SELECT partheal_append('q', '{"id": 77}')});
 is($node->safe_psql('postgres', 'SELECT count(*) FROM q WHERE id = 77'), '1',

@@ -272,8 +272,7 @@ for my $case (['f1_tiny', 10, 80, 1000], ['f1_big', 1000, 80, 2500]) {
       $holder->quit;
     } else {
       kill 'KILL', $victim;
-      $node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-      $node->poll_query_until('postgres', 'SELECT true', 't') or die;
+      PartHeal::back_after_crash($node, $offset) or die 'the server did not come back';
       eval { $holder->quit; 1 };
     }
     my $finished = eval { $append->finish; 1 };

@@ -240,8 +240,9 @@ for my $kind ('terminate', 'cancel', 'extension', 'crash') {
       SELECT partheal_manage('t', 10, NULL);
     });
   } else {
+    my $crash_offset = -s $node->logfile;
     kill 'KILL', $before;
-    $node->poll_query_until('postgres', 'SELECT true', 't') or die;
+    PartHeal::back_after_crash($node, $crash_offset) or die 'the server did not come back';
   }
   if ($kind eq 'cancel') {
     is($worker_of->('renamed'), $before, 'a cancelled worker goes on');

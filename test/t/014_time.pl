@@ -334,8 +334,7 @@ for my $how ('terminate', 'kill') {
       and note(sprintf('d terminate: a new worker %.1f s after pg_terminate_backend', $again));
   } else {
     kill 'KILL', $victim;
-    $node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
-    $node->poll_query_until('postgres', 'SELECT true') or die;
+    PartHeal::back_after_crash($node, $log_offset) or die 'the server did not come back';
   }
   # Every window from now's to 3 ahead, the last made since the stop.
   my $ahead = $within->(qq{SELECT count(*) = 4 FROM generate_series(0, 3) k

@@ -102,4 +102,21 @@ sub within {
   return undef;
 }
 
+# Waits until $node is back from a crash restart that began after log
+# offset $offset; true when it answers within $seconds (default 60). Each
+# try is an eval: PostgreSQL 18's psql helpers feed the query on stdin and
+# die with "Broken pipe" when psql exits before reading it, as it does while
+# the server is still in recovery.
+sub back_after_crash {
+  my ($node, $offset, $seconds) = @_;
+  $node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+  my $t0 = Time::HiRes::time();
+  while (Time::HiRes::time() - $t0 < ($seconds // 60)) {
+    my $up = eval { $node->safe_psql('postgres', 'SELECT true') eq 't' };
+    return 1 if $up;
+    Time::HiRes::sleep(0.1);
+  }
+  return 0;
+}
+
 1;
