@@ -255,6 +255,31 @@ like($ranges, qr/^0:\d+ 1:\d+ 2:\d+$/, "rows of each node's range, in that many 
 my ($p1) = $ranges =~ / 1:(\d+)/;
 cmp_ok($p1, '>', 1, 'a worker node\'s writer crossed partition boundaries');
 
+# No partition goes from under a writer, on either kind of node, so a
+# routing miss relayed from a shard cannot come from a partition dropped
+# between partheal's look at the catalog and its insert: Citus refuses
+# DETACH PARTITION ... CONCURRENTLY, and a DETACH or DROP waits for the
+# writer's transaction (here until its statement_timeout).
+my ($dc_rc, $dc_out, $dc_err) = $c->psql('postgres', "ALTER TABLE ev DETACH PARTITION $far_part CONCURRENTLY");
+like($dc_err, qr/DETACH PARTITION \.\. CONCURRENTLY commands are currently unsupported/,
+  'Citus refuses DETACH PARTITION ... CONCURRENTLY');
+my $in_far = $far;
+for my $writer_node ([$c, 'coordinator'], [$w1, 'worker node']) {
+  my ($node, $name) = @$writer_node;
+  ++$in_far;
+  my $writer = $node->background_psql('postgres');
+  $writer->query_safe(qq{BEGIN; SELECT partheal_append('ev', '{"tenant": 6, "id": $in_far}')});
+  for my $ddl ("ALTER TABLE ev DETACH PARTITION $far_part", "DROP TABLE $far_part") {
+    my ($rc, $out, $err) = $c->psql('postgres', "SET statement_timeout = '2s'; $ddl");
+    like($err, qr/canceling statement due to statement timeout/,
+      "$ddl waits for a writer's open transaction on the $name");
+  }
+  $writer->query_safe('COMMIT');
+  $writer->quit;
+}
+is($sql->(qq{SELECT count(*) FROM ev WHERE id IN ($far + 1, $far + 2)}), '2', 'both writers\' rows are in');
+is($sql->(qq{SELECT count(*) FROM pg_inherits WHERE inhrelid = '$far_part'::regclass}), '1', 'and the partition is still attached');
+
 # A worker node whose sequence is locked there: its read waits for the lock
 # 1 s at most, the node is left out of that poll and said in PHL03, and the
 # lock the coordinator's worker holds on the parent during the poll does
