@@ -104,9 +104,9 @@ sub within {
 
 # Waits until $node is back from a crash restart that began after log
 # offset $offset; true when it answers within $seconds (default 60). Each
-# try is an eval: PostgreSQL 18's psql helpers feed the query on stdin and
+# try is an eval: the TAP modules' psql helpers feed the query on stdin and
 # die with "Broken pipe" when psql exits before reading it, as it does while
-# the server is still in recovery.
+# the server is still in recovery (seen on 18's, in 1 run of 3).
 sub back_after_crash {
   my ($node, $offset, $seconds) = @_;
   $node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
