@@ -90,33 +90,27 @@ sub create_windows_function {
 }
 
 # Polls $query until it returns 't', for at most $seconds; the seconds it
-# took, or undef.
+# took, or undef. Each try is an eval: the TAP modules' psql helpers feed
+# the query on stdin and die with "Broken pipe" when psql exits before
+# reading it, as it does while the server is still in recovery (seen on
+# 18's, in 1 run of 3).
 sub within {
   my ($node, $query, $seconds) = @_;
   my $t0 = Time::HiRes::time();
   while (Time::HiRes::time() - $t0 < $seconds) {
-    my ($rc, $out) = $node->psql('postgres', $query);
-    return Time::HiRes::time() - $t0 if $rc == 0 && $out eq 't';
+    my ($rc, $out) = eval { $node->psql('postgres', $query) };
+    return Time::HiRes::time() - $t0 if defined $rc && $rc == 0 && $out eq 't';
     Time::HiRes::sleep(0.05);
   }
   return undef;
 }
 
 # Waits until $node is back from a crash restart that began after log
-# offset $offset; true when it answers within $seconds (default 60). Each
-# try is an eval: the TAP modules' psql helpers feed the query on stdin and
-# die with "Broken pipe" when psql exits before reading it, as it does while
-# the server is still in recovery (seen on 18's, in 1 run of 3).
+# offset $offset; true when it answers within $seconds (default 60).
 sub back_after_crash {
   my ($node, $offset, $seconds) = @_;
   $node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-  my $t0 = Time::HiRes::time();
-  while (Time::HiRes::time() - $t0 < ($seconds // 60)) {
-    my $up = eval { $node->safe_psql('postgres', 'SELECT true') eq 't' };
-    return 1 if $up;
-    Time::HiRes::sleep(0.1);
-  }
-  return 0;
+  return defined within($node, 'SELECT true', $seconds // 60);
 }
 
 1;
