@@ -73,8 +73,9 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     budget.apply();
     // Citus distributes a plain table as it is attached to a distributed
     // parent, copying its rows to the shards and leaving them on the
-    // coordinator's disk too: those are dropped here.
-    // (Its NOTICEs, whose HINT asks for that, are kept from the caller.)
+    // coordinator's disk too: partheal distributes it first and drops that
+    // copy before the ATTACH (pg/citus.hpp says why not after).
+    // (Citus's NOTICEs, whose HINT asks for that, are kept from the caller.)
     const bool distributes = p.citus && !pg::citus::is_citus_table(table);
     std::string attach = partitions::attach_partition_sql(p.schema, p.name, n.table_name, n.range);
     if (!distributes) {
@@ -83,9 +84,9 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     }
     pg::with_own_sql({false, 0}, [&] {
       pg::set_local("client_min_messages", "warning");
+      pg::citus::distribute_for_attach(table, p.relid);
       pg::spi::execute(attach, SPI_OK_UTILITY);
     });
-    pg::citus::drop_local_copy(table);
   });
   return Try::kAttached;
 }

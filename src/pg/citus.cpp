@@ -335,10 +335,23 @@ bool colocation_free(Oid relid) {
   });
 }
 
-void drop_local_copy(Oid relid) {
+void distribute_for_attach(Oid table, Oid parent) {
   with_own_sql({}, [&] {
-    Oid types[] = {OIDOID};
-    Datum values[] = {ObjectIdGetDatum(relid)};
+    Oid types[] = {OIDOID, OIDOID};
+    Datum values[] = {ObjectIdGetDatum(table), ObjectIdGetDatum(parent)};
+    // The arguments Citus's ATTACH passes: a hash-distributed parent's
+    // column by name (the table is LIKE the parent, its attnums may differ),
+    // NULL for a single-shard parent, which a colocation id tells from a
+    // Citus local table.
+    uint64 distributed = spi::execute(
+        "SELECT pg_catalog.create_distributed_table($1, CASE WHEN partmethod "
+        "OPERATOR(pg_catalog.=) 'h' THEN pg_catalog.column_to_column_name(logicalrelid, partkey) "
+        "END, colocate_with => logicalrelid::pg_catalog.text) FROM "
+        "pg_catalog.pg_dist_partition WHERE logicalrelid OPERATOR(pg_catalog.=) $2 AND "
+        "(partmethod OPERATOR(pg_catalog.=) 'h' OR (partmethod OPERATOR(pg_catalog.=) 'n' AND "
+        "colocationid OPERATOR(pg_catalog.<>) 0))",
+        SPI_OK_SELECT, {2, types, values, nullptr});
+    if (distributed == 0) return;
     spi::execute("SELECT pg_catalog.truncate_local_data_after_distributing_table($1)",
                  SPI_OK_SELECT, {1, types, values, nullptr});
   });

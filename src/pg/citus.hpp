@@ -83,9 +83,18 @@ bool may_wait_for_shard_move();
 // creation takes it, and let go at once.
 bool colocation_free(Oid relid);
 
-// After Citus distributed a table that had rows (an ATTACH to a distributed
-// parent does), the coordinator's local copy of them: truncated.
-void drop_local_copy(Oid relid);
+// A plain table about to be attached to the distributed table `parent`,
+// distributed first as Citus's ATTACH would distribute it (by the parent's
+// distribution column, or as a single shard, colocated with the parent),
+// and the coordinator's local copy of its rows, which Citus leaves on disk,
+// truncated. Before the ATTACH, while nothing refers to the table: Citus's
+// truncate cascades, and once attached the table has a clone of every
+// foreign key that references the parent, so the truncate would lock the
+// referencing tables' coordinator shells ACCESS EXCLUSIVE to the end of the
+// transaction and need TRUNCATE on them. A parent of another kind (a Citus
+// local table) is left to the ATTACH, which leaves no copy. Needs SPI
+// connected.
+void distribute_for_attach(Oid table, Oid parent);
 
 // A lock of Citus's own (its advisory locks on shards, colocation groups,
 // placements, rebalances and DDL serialization) that this transaction

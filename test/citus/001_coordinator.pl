@@ -416,6 +416,51 @@ is($sql->(q{SELECT count(*) FROM dr}), '100', 'every row kept');
 is($sql->(q{SELECT bool_and(EXISTS (SELECT FROM pg_dist_partition d WHERE d.logicalrelid = i.inhrelid))
               FROM pg_inherits i WHERE inhparent = 'dr'::regclass}), 't', 'into distributed windows');
 
+# --- attach with foreign keys that reference the parent ---------------------
+# A window's table is distributed, and the coordinator's local copy of its
+# rows dropped, before the ATTACH: Citus's truncate of that copy cascades,
+# and once attached the table has a clone of every foreign key that
+# references the parent. The parent's owner, who may not truncate the
+# referencing table, attaches a new window and a table of its own with rows,
+# and the referencing table is neither locked by the attach nor emptied.
+$sql->(q{
+  CREATE ROLE fk_parent_owner LOGIN;
+  CREATE ROLE fk_child_owner LOGIN;
+  GRANT CREATE ON SCHEMA public TO fk_parent_owner, fk_child_owner;
+  CREATE TABLE fkp (tenant int, at timestamptz NOT NULL, body text, PRIMARY KEY (tenant, at)) PARTITION BY RANGE (at);
+  CREATE TABLE fkp_jan PARTITION OF fkp FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+  CREATE TABLE fkp_default PARTITION OF fkp DEFAULT;
+  SELECT create_distributed_table('fkp', 'tenant', shard_count => 4);
+  CREATE TABLE fkr (tenant int, at timestamptz, FOREIGN KEY (tenant, at) REFERENCES fkp);
+  SELECT create_distributed_table('fkr', 'tenant', colocate_with => 'fkp');
+  INSERT INTO fkp SELECT g, '2026-01-15', 'jan' FROM generate_series(1, 20) g;
+  INSERT INTO fkr SELECT g, '2026-01-15' FROM generate_series(1, 20) g;
+  ALTER TABLE fkp OWNER TO fk_parent_owner;
+  ALTER TABLE fkp_jan OWNER TO fk_parent_owner;
+  ALTER TABLE fkp_default OWNER TO fk_parent_owner;
+  ALTER TABLE fkr OWNER TO fk_child_owner;
+  CREATE TABLE fkp_mar (LIKE fkp INCLUDING ALL);
+  INSERT INTO fkp_mar SELECT g, '2026-03-10', 'mar' FROM generate_series(1, 30) g;
+  ALTER TABLE fkp_mar OWNER TO fk_parent_owner;
+});
+is($sql->(q{
+  BEGIN;
+  SELECT outcome FROM partheal_attach_window('fkp', '2026-02-01', '2026-03-01');
+  SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND relation = 'fkr'::regclass AND mode = 'AccessExclusiveLock';
+  COMMIT;
+}), "attached\n0", 'a new window of a table that a foreign key references is attached by its owner, who may not truncate the referencing table, and that table is not locked');
+is($sql->(q{SELECT outcome FROM partheal_attach_window('fkp', '2026-03-01', '2026-04-01', 'fkp_mar')}),
+  'attached', 'so is a table of the owner\'s with rows');
+is($sql->(q{SELECT count(*) FROM fkp WHERE body = 'mar'}), '30', 'its rows are in the shards');
+is($sql->(q{SELECT pg_relation_size('fkp_mar')}), '0', 'and not on the coordinator');
+is($sql->(q{SELECT count(DISTINCT colocationid) FROM pg_dist_partition WHERE logicalrelid IN ('fkp'::regclass, 'fkp_p20260201'::regclass, 'fkp_mar'::regclass)}),
+  '1', 'both tables colocated with the parent');
+is($shards->('fkp_mar'), '4', 'with its shard count');
+is($sql->(q{SELECT count(*) FROM fkr}), '20', 'the referencing table keeps its rows');
+$sql->(q{INSERT INTO fkr VALUES (7, '2026-03-10')});
+my ($fk_rc, $fk_out, $fk_err) = $c->psql('postgres', q{INSERT INTO fkr VALUES (7, '2026-03-11')});
+like($fk_err, qr/foreign key constraint/, 'and its foreign key holds in the attached windows');
+
 # --- the DDL of one round is bounded per table -----------------------------
 # A distributed table of 64 shards whose position jumps needs 31 partitions
 # at once (premake 30), some 3 s of DDL. Its creations in one round stop
