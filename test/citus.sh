@@ -30,7 +30,7 @@ if [ "${1:-}" = bench ]; then
   say "make bench-citus: one partition's cost on a Citus $citus_version cluster"
   as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
     PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" BENCH_OUT="$work/bench.md" \
-    CITUS_VERSION="$citus_version" perl test/citus/bench.pl >/dev/null 2>&1 ||
+    CITUS_VERSION="$citus_version" perl test/bench/citus.pl >/dev/null 2>&1 ||
     { echo "the bench failed (logs in $work/tmp_check/log)"; exit 1; }
   cat "$work/bench.md"
   exit 0

@@ -1,7 +1,8 @@
 # make bench-citus: what one partition costs on a Citus cluster, against the
 # shard count, side by side with Citus's own create_time_partitions and with
 # a table that is not distributed. Prints a table; asserts nothing (figures
-# vary with the machine). Run by test/citus.sh bench.
+# vary with the machine). Run by test/citus.sh bench (make bench-citus),
+# never by make test-citus: it lives beside the other benchmarks.
 use strict;
 use warnings;
 use Time::HiRes qw(time);
