@@ -79,6 +79,37 @@ like($err, qr/ERROR:  PH004: cannot create a partition of "public.ev" while this
 like($err, qr/This transaction holds ExclusiveLock on Citus's catalog pg_dist_node/, 'its DETAIL names the lock');
 is($sql->(q{SELECT count(*) FROM ev WHERE id = 1950}), '0', 'nothing was inserted');
 is($sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'ev_p1900'}), '0', 'nor created');
+# A shard move or a rebalance in the caller's transaction holds Citus's
+# colocation locks to its commit, in modes that a partition's creation
+# (SHARE) waits for: the append that needs a heal after it is refused at
+# once too, naming one of those locks (which one the move holds first
+# depends on the lock table's order: its cleanup operation lock, its
+# placement colocation lock).
+$sql->(q{
+  CREATE TABLE mvt (tenant int, id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT create_distributed_table('mvt', 'tenant', shard_count => 3);
+  SELECT partheal_manage('mvt', 100, mark_percent => NULL, premake => 0);
+});
+my ($mvt_shard, $mvt_port) = split /\|/,
+  $sql->(q{SELECT shardid, nodeport FROM citus_shards WHERE table_name = 'mvt'::regclass ORDER BY shardid LIMIT 1});
+my $mvt_to = $mvt_port == $w1->port ? $w2->port : $w1->port;
+for my $op (["citus_move_shard_placement($mvt_shard, 'localhost', $mvt_port, 'localhost', $mvt_to, 'block_writes')",
+             'a shard move', qr/This transaction holds \w+ on a Citus [a-z ]+ lock;/],
+            ["rebalance_table_shards('mvt', shard_transfer_mode => 'block_writes')",
+             'a rebalance', qr/This transaction holds \w+ on a Citus [a-z ]+ lock;/]) {
+  my ($call, $what, $lock) = @$op;
+  ($rc, $out, $err) = $c->psql('postgres', qq{
+    BEGIN;
+    SELECT $call;
+    SELECT partheal_append('mvt', '{"tenant": 1, "id": 5000}');
+    COMMIT;
+  }, on_error_stop => 1, timeout => 60, extra_params => ['-v', 'VERBOSITY=verbose']);
+  like($err, qr/ERROR:  PH004: cannot create a partition of "public.mvt"/,
+    "an append that needs a heal after $what in the same transaction is refused with PH004") or diag($err);
+  like($err, $lock, 'its DETAIL names the lock');
+}
+is($sql->(q{SELECT count(*) FROM mvt}) . ' ' . $sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'mvt_p5000'}),
+  '0 0', 'nothing was inserted, no partition created');
 
 # --- a miss relayed from a shard -------------------------------------------
 # The coordinator's catalog has ev_p100, but its shards on the worker nodes
@@ -334,6 +365,9 @@ $sql->(q{
   SELECT create_distributed_table('nv', 'tenant', shard_count => 4);
   SELECT partheal_manage('nv', 1000, nextval_default => true);
 });
+is($sql->(q{SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a
+             ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = 'nv'::regclass AND a.attname = 'id'}),
+  q{partheal_nextval('nv'::regclass, 'nv_id_seq'::regclass)}, 'the id column\'s DEFAULT is partheal_nextval');
 my $w = PartHeal::start_writers($c, 2, 6,
   q{INSERT INTO nv (tenant, body) VALUES ((random() * 100)::int, 'n');});
 my ($rounds, $failed, @lines) = PartHeal::finish_writers($w);
