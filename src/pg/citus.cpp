@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -88,14 +89,26 @@ Role role() {
   });
 }
 
-bool is_citus_table(Oid relid) {
-  if (!installed()) return false;
-  // A scan under the catalog snapshot, not SQL: a statement's snapshot,
-  // taken before a create_distributed_table that committed while the
-  // statement waited for its lock (or a REPEATABLE READ transaction's),
-  // would not see the row, and a table distributed meanwhile would be
-  // taken for a plain one (its rows written into the coordinator's shells).
-  return pg::guard([&] {
+namespace {
+
+// A table's row of pg_dist_partition, as much of it as partheal reads.
+struct DistRow {
+  char method = 0;    // partmethod: 'h' hash, 'n' none (single shard, local, reference)
+  char repmodel = 0;  // 's' streaming, 't' two-phase (reference tables)
+  uint32 colocation = 0;
+  std::string key;  // partkey: the distribution column, as Citus writes a Var
+};
+
+// A scan under the catalog snapshot, not SQL: a statement's snapshot,
+// taken before a create_distributed_table that committed while the
+// statement waited for its lock (or a REPEATABLE READ transaction's),
+// would not see the row, and a table distributed meanwhile would be taken
+// for a plain one (its rows written into the coordinator's shells).
+std::optional<DistRow> dist_row(Oid relid) {
+  if (!installed()) return std::nullopt;
+  DistRow row;
+  const char* partkey = nullptr;
+  bool found = pg::guard([&] {
     Oid catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
     if (!OidIsValid(catalog)) return false;
     Relation rel = table_open(catalog, AccessShareLock);
@@ -103,11 +116,33 @@ bool is_citus_table(Oid relid) {
     ScanKeyData key;
     ScanKeyInit(&key, column, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
     SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 1, &key);
-    bool found = HeapTupleIsValid(systable_getnext(scan));
+    HeapTuple tuple = systable_getnext(scan);
+    bool any = HeapTupleIsValid(tuple);
+    if (any) {
+      TupleDesc desc = RelationGetDescr(rel);
+      bool isnull = false;
+      Datum d = heap_getattr(tuple, get_attnum(catalog, "partmethod"), desc, &isnull);
+      row.method = isnull ? 0 : DatumGetChar(d);
+      d = heap_getattr(tuple, get_attnum(catalog, "repmodel"), desc, &isnull);
+      row.repmodel = isnull ? 0 : DatumGetChar(d);
+      d = heap_getattr(tuple, get_attnum(catalog, "colocationid"), desc, &isnull);
+      row.colocation = isnull ? 0 : DatumGetUInt32(d);
+      d = heap_getattr(tuple, get_attnum(catalog, "partkey"), desc, &isnull);
+      partkey = isnull ? nullptr : TextDatumGetCString(d);
+    }
     systable_endscan(scan);
     table_close(rel, AccessShareLock);
-    return found;
+    return any;
   });
+  if (!found) return std::nullopt;
+  if (partkey != nullptr) row.key = partkey;
+  return row;
+}
+
+}  // namespace
+
+bool is_citus_table(Oid relid) {
+  return dist_row(relid).has_value();
 }
 
 std::string coordinator_address() {
@@ -336,25 +371,59 @@ bool colocation_free(Oid relid) {
 }
 
 void distribute_for_attach(Oid table, Oid parent) {
+  // Citus's own test of a distributed table: hash, or a single shard (no
+  // key) in a colocation group; a Citus local table has no group, and a
+  // reference table's replication model is two-phase.
+  std::optional<DistRow> row = dist_row(parent);
+  if (!row || row->repmodel == 't' ||
+      !(row->method == 'h' || (row->method == 'n' && row->colocation != 0)))
+    return;
+  const bool keyed = row->method == 'h';
   with_own_sql({}, [&] {
-    Oid types[] = {OIDOID, OIDOID};
-    Datum values[] = {ObjectIdGetDatum(table), ObjectIdGetDatum(parent)};
-    // The arguments Citus's ATTACH passes: a hash-distributed parent's
-    // column by name (the table is LIKE the parent, its attnums may differ),
-    // NULL for a single-shard parent, which a colocation id tells from a
-    // Citus local table.
-    uint64 distributed = spi::execute(
-        "SELECT pg_catalog.create_distributed_table($1, CASE WHEN partmethod "
-        "OPERATOR(pg_catalog.=) 'h' THEN pg_catalog.column_to_column_name(logicalrelid, partkey) "
-        "END, colocate_with => logicalrelid::pg_catalog.text) FROM "
-        "pg_catalog.pg_dist_partition WHERE logicalrelid OPERATOR(pg_catalog.=) $2 AND "
-        "(partmethod OPERATOR(pg_catalog.=) 'h' OR (partmethod OPERATOR(pg_catalog.=) 'n' AND "
-        "colocationid OPERATOR(pg_catalog.<>) 0))",
-        SPI_OK_SELECT, {2, types, values, nullptr});
-    if (distributed == 0) return;
+    Oid types[] = {OIDOID, OIDOID, TEXTOID};
+    const char* key = row->key.c_str();
+    Datum values[] = {ObjectIdGetDatum(table), ObjectIdGetDatum(parent),
+                      keyed ? pg::guard([&] { return CStringGetTextDatum(key); }) : Datum(0)};
+    const char nulls[] = {' ', ' ', keyed ? ' ' : 'n'};
+    // The arguments Citus's ATTACH passes: the parent's column by name (the
+    // table is LIKE the parent, its attnums may differ), or NULL.
+    spi::execute(
+        "SELECT pg_catalog.create_distributed_table($1, "
+        "pg_catalog.column_to_column_name($2, $3), colocate_with => "
+        "$2::pg_catalog.regclass::pg_catalog.text)",
+        SPI_OK_SELECT, {3, types, values, nulls});
+    // create_distributed_table returns without a word on some NULL
+    // arguments: a table left plain would be distributed by the ATTACH,
+    // its rows left on the coordinator's disk.
+    if (!is_citus_table(table))
+      pg::fail(ERRCODE_INTERNAL_ERROR,
+               "partheal could not distribute the window's table before attaching it");
     spi::execute("SELECT pg_catalog.truncate_local_data_after_distributing_table($1)",
                  SPI_OK_SELECT, {1, types, values, nullptr});
   });
+}
+
+void sequential_if_long_shard_names(Oid parent, const std::string& partition_name) {
+  // Citus names a shard <table>_<shard id>, cut to 63 bytes with a hash
+  // when longer: two shards of a node then share a name's prefix, and their
+  // creation on parallel connections can wait on each other's catalog rows
+  // (Citus's ATTACH switches to sequential mode for that). Shard ids have
+  // 6 digits from the start, 10 at the most here.
+  constexpr size_t kShardSuffix = 1 + 10;
+  size_t longest = partition_name.size();
+  with_own_sql({}, [&] {
+    Oid types[] = {OIDOID};
+    Datum values[] = {ObjectIdGetDatum(parent)};
+    spi::execute(
+        "SELECT pg_catalog.max(pg_catalog.octet_length(c.relname::pg_catalog.text)) FROM "
+        "pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid "
+        "OPERATOR(pg_catalog.=) i.inhrelid WHERE i.inhparent OPERATOR(pg_catalog.=) $1",
+        SPI_OK_SELECT, {1, types, values, nullptr}, true);
+    std::optional<Datum> d = spi::value(0, 1);
+    if (d) longest = std::max(longest, static_cast<size_t>(DatumGetInt32(*d)));
+  });
+  if (longest + kShardSuffix >= NAMEDATALEN - 1)
+    set_local("citus.multi_shard_modify_mode", "sequential");
 }
 
 std::optional<std::string> citus_lock_held() {

@@ -92,9 +92,16 @@ bool colocation_free(Oid relid);
 // foreign key that references the parent, so the truncate would lock the
 // referencing tables' coordinator shells ACCESS EXCLUSIVE to the end of the
 // transaction and need TRUNCATE on them. A parent of another kind (a Citus
-// local table) is left to the ATTACH, which leaves no copy. Needs SPI
-// connected.
+// local table) is left to the ATTACH. Needs SPI connected.
 void distribute_for_attach(Oid table, Oid parent);
+
+// Before a partition named `partition_name` is distributed and attached to
+// the distributed table `parent`: Citus's sequential mode for the rest of
+// the (sub)transaction's GUC level, when its shard names or those of the
+// parent's partitions would reach 63 bytes, as Citus's own ATTACH does.
+// Set before any multi-shard query of the attach, since Citus keeps using
+// the parallel connections a transaction already opened.
+void sequential_if_long_shard_names(Oid parent, const std::string& partition_name);
 
 // A lock of Citus's own (its advisory locks on shards, colocation groups,
 // placements, rebalances and DDL serialization) that this transaction
