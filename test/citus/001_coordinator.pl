@@ -456,7 +456,8 @@ is($sql->(q{SELECT bool_and(EXISTS (SELECT FROM pg_dist_partition d WHERE d.logi
 # and once attached the table has a clone of every foreign key that
 # references the parent. The parent's owner, who may not truncate the
 # referencing table, attaches a new window and a table of its own with rows,
-# and the referencing table is neither locked by the attach nor emptied.
+# and the referencing table is not held ACCESS EXCLUSIVE (PostgreSQL's
+# ATTACH itself holds it SHARE ROW EXCLUSIVE, as on one node).
 $sql->(q{
   CREATE ROLE fk_parent_owner LOGIN;
   CREATE ROLE fk_child_owner LOGIN;
@@ -482,7 +483,7 @@ is($sql->(q{
   SELECT outcome FROM partheal_attach_window('fkp', '2026-02-01', '2026-03-01');
   SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND relation = 'fkr'::regclass AND mode = 'AccessExclusiveLock';
   COMMIT;
-}), "attached\n0", 'a new window of a table that a foreign key references is attached by its owner, who may not truncate the referencing table, and that table is not locked');
+}), "attached\n0", 'a new window of a table that a foreign key references is attached by its owner, who may not truncate the referencing table, and that table is not held ACCESS EXCLUSIVE');
 is($sql->(q{SELECT outcome FROM partheal_attach_window('fkp', '2026-03-01', '2026-04-01', 'fkp_mar')}),
   'attached', 'so is a table of the owner\'s with rows');
 is($sql->(q{SELECT count(*) FROM fkp WHERE body = 'mar'}), '30', 'its rows are in the shards');
@@ -490,12 +491,58 @@ is($sql->(q{SELECT pg_relation_size('fkp_mar')}), '0', 'and not on the coordinat
 is($sql->(q{SELECT count(DISTINCT colocationid) FROM pg_dist_partition WHERE logicalrelid IN ('fkp'::regclass, 'fkp_p20260201'::regclass, 'fkp_mar'::regclass)}),
   '1', 'both tables colocated with the parent');
 is($shards->('fkp_mar'), '4', 'with its shard count');
-is($sql->(q{SELECT count(*) FROM fkr}), '20', 'the referencing table keeps its rows');
+is($sql->(q{SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid = 'fkr'::regclass
+             AND confrelid IN ('fkp_p20260201'::regclass, 'fkp_mar'::regclass)}), '2',
+  'the foreign key reaches both attached tables');
 $sql->(q{INSERT INTO fkr VALUES (7, '2026-03-10')});
-my ($fk_rc, $fk_out, $fk_err) = $c->psql('postgres', q{INSERT INTO fkr VALUES (7, '2026-03-11')});
-like($fk_err, qr/foreign key constraint/, 'and its foreign key holds in the attached windows');
+my ($fk_rc, $fk_out, $fk_err) = $c->psql('postgres', q{DELETE FROM fkp WHERE tenant = 7 AND at = '2026-03-10'});
+like($fk_err, qr/violates foreign key constraint/, 'and holds there: a referenced row of the attached table cannot go');
 
-# --- the DDL of one round is bounded per table -----------------------------
+# Long names: Citus cuts a shard's name at 63 bytes, and its ATTACH of a
+# plain table then works in sequential mode, which partheal's attach sets
+# too, for the look, the move, the distribution and the ATTACH. Windows
+# named with 56 and 63 bytes, one with rows to move, with Citus told to
+# open as many connections as it can; the mode is the caller's again after.
+$sql->(q{
+  CREATE TABLE ln (tenant int, at timestamptz NOT NULL, body text) PARTITION BY RANGE (at);
+  CREATE TABLE ln_default PARTITION OF ln DEFAULT;
+  SELECT create_distributed_table('ln', 'tenant', shard_count => 32);
+  INSERT INTO ln SELECT g, '2026-01-01'::timestamptz + g * interval '1 minute', 'x' FROM generate_series(0, 1439) g;
+});
+# (The empty window first: once rows moved out of DEFAULT, an autoanalyze
+# of its shards on a worker node can hold the next ATTACH past its budget.)
+for my $case ([63, '2026-02-01', '2026-02-02', 0], [56, '2026-01-01', '2026-01-02', 1440]) {
+  my ($len, $lower, $upper, $moved) = @$case;
+  my $name = 'ln_' . ('l' x ($len - 3));
+  is($sql->(qq{
+    BEGIN;
+    SET LOCAL citus.force_max_query_parallelization = on;
+    SELECT outcome || ' ' || rows_moved FROM partheal_attach_window('ln', '$lower', '$upper', '$name');
+    SHOW citus.multi_shard_modify_mode;
+    COMMIT;
+  }), "attached $moved\nparallel", "a window named with $len bytes is attached, $moved rows moved, and the caller's mode is back");
+  is($shards->($name), '32', "the $len-byte window is distributed");
+  is($sql->(qq{SELECT pg_relation_size('$name')}), '0', 'with no local copy');
+}
+is($sql->(q{SELECT count(*) FROM ln}) . ' ' . $sql->(q{SELECT count(*) FROM ONLY ln_default}), '1440 0',
+  'every row kept, none left in DEFAULT');
+
+# A single-shard parent (distributed with no column): the window's table is
+# distributed as one shard, colocated with it, as Citus's ATTACH would.
+$sql->(q{
+  CREATE TABLE one (tenant int, at timestamptz NOT NULL, body text) PARTITION BY RANGE (at);
+  CREATE TABLE one_default PARTITION OF one DEFAULT;
+  SELECT create_distributed_table('one', NULL);
+  INSERT INTO one SELECT g, '2026-01-01'::timestamptz + g * interval '1 minute', 'x' FROM generate_series(0, 99) g;
+});
+is($sql->(q{SELECT outcome || ' ' || rows_moved FROM partheal_attach_window('one', '2026-01-01', '2026-01-02')}),
+  'attached 100', 'a window of a single-shard table is attached, its rows moved');
+is($sql->(q{SELECT string_agg(DISTINCT partmethod::text || ' ' || colocationid, ',') || ' ' || count(*) FROM pg_dist_partition
+             WHERE logicalrelid IN ('one'::regclass, 'one_p20260101'::regclass)}) =~ /^n \d+ 2$/ ? 1 : 0, 1,
+  'as a single shard in the parent\'s colocation group');
+is($sql->(q{SELECT pg_relation_size('one_p20260101')}), '0', 'with no local copy');
+
+# --- the DDL of one round is bounded, all tables together ------------------
 # A distributed table of 64 shards whose position jumps needs 31 partitions
 # at once (premake 30), some 3 s of DDL. Its creations in one round stop
 # after 1 s, so a table that falls behind once that round has begun is
