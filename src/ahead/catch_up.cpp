@@ -19,6 +19,7 @@
 #include "partitions/key_space.hpp"
 #include "registry/registry.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
@@ -116,13 +117,20 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
   Relation rel = pg::guard([&] { return try_relation_open(relid, NoLock); });
   if (rel == nullptr) return;
   registry::TablePtr table = registry::lookup(rel);
-  if (table != nullptr && table->config.retains()) with_retention.push_back(relid);
+  // A worker node's registration of a Citus table (copied by hand) is
+  // neither retired nor drained here: their DDL is the coordinator's, and
+  // Citus would refuse it, or worse, run it on this node alone. Its
+  // creations are refused, and said, in create_child_table.
+  const bool coordinators_own =
+      table != nullptr && table->shape.citus_table && pg::citus::role() == pg::citus::Role::kWorker;
+  if (table != nullptr && table->config.retains() && !coordinators_own)
+    with_retention.push_back(relid);
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {
     // The drain makes a drained table's windows ahead, and says which next.
-    if (table->drains_default())
-      with_default.push_back(relid);
-    else
+    if (!table->drains_default())
       registry::set_next(relid, registry::NextReason::kDefault);
+    else if (!coordinators_own)
+      with_default.push_back(relid);
     pg::guard([&] { relation_close(rel, NoLock); });
     return;
   }

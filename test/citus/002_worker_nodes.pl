@@ -228,6 +228,28 @@ is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'unmanaged'::regc
   'no partition was made');
 is($w1->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'unmanaged_p%'}), '0',
   'nor a table on the worker node');
+# Nor retention or the drain: a hand-copied registration of a time-keyed
+# distributed table with a retention of 1 hour, a window 5 hours old and a
+# DEFAULT holding a row of a window not made. Over 5 polls of the worker
+# node's partheal worker, nothing is retired, drained or tried.
+$sql->(q{
+  CREATE TABLE oldt (tenant int, at timestamptz NOT NULL) PARTITION BY RANGE (at);
+  CREATE TABLE oldt_old PARTITION OF oldt
+    FOR VALUES FROM (date_trunc('hour', now()) - interval '5 hours') TO (date_trunc('hour', now()) - interval '4 hours');
+  CREATE TABLE oldt_default PARTITION OF oldt DEFAULT;
+  SELECT create_distributed_table('oldt', 'tenant', shard_count => 4);
+  INSERT INTO oldt VALUES (1, now() - interval '270 minutes'), (2, now() + interval '3 hours');
+});
+my $w1_offset = -s $w1->logfile;
+$w1->safe_psql('postgres', q{INSERT INTO partheal_config (parent, partition_interval, time_zone, premake, retention)
+  VALUES ('oldt', '1 hour', 'UTC', 1, '1 hour')});
+ok($w1->wait_for_log(qr/PHL08 .*oldt/, $w1_offset), 'the worker node\'s partheal worker polls the copied registration');
+sleep 5;
+unlike(slurp_file($w1->logfile, $w1_offset), qr/PHL(0[3-79]|10)\b[^\n]*oldt/,
+  'and neither retires nor drains it, nor tries to');
+$w1->safe_psql('postgres', q{DELETE FROM partheal_config WHERE parent = 'oldt'::regclass});
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'oldt'::regclass}) . ' ' . $sql->(q{SELECT count(*) FROM ONLY oldt_default}),
+  '2 1', 'the old window is attached and the DEFAULT keeps its row');
 
 # --- plain INSERTs on every node -------------------------------------------
 # Citus gives each node's copy of ev_id_seq its own range, from group id
