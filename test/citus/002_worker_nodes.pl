@@ -238,7 +238,7 @@ $sql->(q{
     FOR VALUES FROM (date_trunc('hour', now()) - interval '5 hours') TO (date_trunc('hour', now()) - interval '4 hours');
   CREATE TABLE oldt_default PARTITION OF oldt DEFAULT;
   SELECT create_distributed_table('oldt', 'tenant', shard_count => 4);
-  INSERT INTO oldt VALUES (1, now() - interval '270 minutes'), (2, now() + interval '3 hours');
+  INSERT INTO oldt VALUES (1, date_trunc('hour', now()) - interval '270 minutes'), (2, now() + interval '3 hours');
 });
 my $w1_offset = -s $w1->logfile;
 $w1->safe_psql('postgres', q{INSERT INTO partheal_config (parent, partition_interval, time_zone, premake, retention)
