@@ -145,9 +145,11 @@ $sql->(q{
   CREATE TABLE free (tenant int, id bigserial) PARTITION BY RANGE (id);
   SELECT create_distributed_table('free', 'tenant', shard_count => 4);
 });
-my ($rc_free, $out_free, $err_free) = $w1->psql('postgres', q{SELECT partheal_append('free', '{"tenant": 1}')});
-like($err_free, qr/ERROR:  "free" is not managed by partheal on the coordinator \(localhost:$cport\)/,
-  'an unregistered Citus table: not managed on the coordinator');
+my ($rc_free, $out_free, $err_free) = $w1->psql('postgres', q{SELECT partheal_append('free', '{"tenant": 1}')},
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+like($err_free, qr/ERROR:  55000: "free" is not managed by partheal on the coordinator \(localhost:$cport\)/,
+  'an unregistered Citus table: not managed on the coordinator, 55000') or diag($err_free);
+like($err_free, qr/HINT:  Register it on the coordinator/, 'with a HINT saying where to register it');
 
 # The coordinator's side of a worker node's heal waits for its locks
 # there within partheal.ddl_lock_timeout: a session on the coordinator
@@ -221,7 +223,7 @@ $sql->(q{
   SELECT create_distributed_table('unmanaged', 'tenant', shard_count => 4);
 });
 $w1->safe_psql('postgres', q{INSERT INTO partheal_config (parent, partition_size) VALUES ('unmanaged', 10)});
-ok($w1->wait_for_log(qr/PHL03 .*"unmanaged" is a Citus table: its partitions are made on the coordinator/, 0),
+ok($w1->wait_for_log(qr/PH006: PHL03 .*"unmanaged" is a Citus table: its partitions are made on the coordinator/, 0),
   'the worker node\'s partheal worker is refused before any DDL, and says so');
 $w1->safe_psql('postgres', q{DELETE FROM partheal_config WHERE parent = 'unmanaged'::regclass});
 is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'unmanaged'::regclass}), '0',

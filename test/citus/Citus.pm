@@ -24,6 +24,9 @@ sub new_cluster {
       "max_prepared_transactions = 50",
       "citus.node_conninfo = 'sslmode=prefer'",
       "lc_messages = 'C'",
+      # The log carries each line's SQLSTATE, so a test can check the code
+      # of an error partheal only logs (PHL03).
+      "log_error_verbosity = verbose",
       $opts{extra} // '', ''));
     $node->start;
     $node->safe_psql('postgres', 'CREATE EXTENSION citus');
