@@ -2,7 +2,9 @@
 
 #include <vector>
 
+#include "partitions/highest_key.hpp"
 #include "partitions/time_zone.hpp"
+#include "pg/own_sql.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
 #include "pg/security.hpp"
@@ -44,11 +46,26 @@ RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wa
                                       c.retention_days, c.retention_us, now);
     return h;
   }
+  if (!table.shape.citus_table) {
+    // From the highest id the table holds, never the sequence's position: a
+    // CACHE puts the position a cached range ahead of any row, and a role
+    // with USAGE on the sequence could draw the owner's rows out of the
+    // retention without writing one.
+    partitions::HighestKey highest;
+    pg::as_role(owner, [&] {
+      highest = pg::with_own_sql(
+          {}, [&] { return partitions::highest_key(table.shape.relid, table.shape.id_column); });
+    });
+    if (highest.known && highest.key && *highest.key >= PG_INT64_MIN + c.retention_ids)
+      h.own_ = *highest.key - c.retention_ids;
+    return h;
+  }
+  // On Citus each node draws from a range of its own, and its shards are
+  // not this node's to scan: the horizon still counts from the sequences.
   std::optional<pg::SequencePosition> position;
   pg::as_role(owner, [&] { position = pg::read_sequence(table.shape.sequence, wait); });
   if (position && position->drawn && position->last >= PG_INT64_MIN + c.retention_ids)
     h.own_ = position->last - c.retention_ids;
-  if (!table.shape.citus_table) return h;
   const pg::citus::Role role = pg::citus::role();
   if (role == pg::citus::Role::kWorker) {
     // A worker node knows its own range's position only: the others' ids

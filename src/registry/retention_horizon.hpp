@@ -34,8 +34,11 @@ class RetentionHorizon {
 };
 
 // For time, now() minus the retention on the zone's wall clock; for ids,
-// the sequence position minus retention ids, read as `owner` (none while
-// the sequence is not drawn from; nor, unless `wait`, while it is locked).
+// the highest id the table's rows hold (as this snapshot sees them, read
+// as `owner`) minus retention ids: none while the table holds no row or
+// one of its partitions is locked by DDL. On Citus, each node's sequence
+// position minus retention ids (none while a sequence is not drawn from;
+// nor, unless `wait`, while it is locked).
 // The worker nodes' positions only with `other_ranges` (a round trip to
 // each): without, their ranges have no horizon.
 RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait,

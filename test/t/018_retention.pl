@@ -225,6 +225,54 @@ like($err, qr/ERROR:  "id" 150 of "msg" is older than the table's retention/,
 is($sql->(q{SELECT count(*) FROM pg_class WHERE relname = 'msg_p100'}), '0', 'f: and nothing is created');
 
 ###########################################################################
+# g. An id-keyed table's horizon counts from the highest id its rows hold,
+# never from the sequence: a session's CACHE of 1,000 ids puts last_value at
+# 1,000 after the first row, and a role with INSERT and USAGE can draw
+# 20,000 numbers without writing one. Neither may drop a row. The canary
+# rcc, whose seven due partitions retention drops one per round, shows that
+# rounds went by meanwhile.
+$log_at = length(slurp_file($node->logfile));
+$sql->(q{
+  CREATE TABLE rc (id bigserial, v int) PARTITION BY RANGE (id);
+  ALTER SEQUENCE rc_id_seq CACHE 1000;
+  SELECT partheal_manage('rc', 100, premake => 2, retention => 300);
+  CREATE TABLE dr (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('dr', 100, premake => 2, retention => 1000);
+  SELECT count(*) FROM partheal_append('dr', (SELECT jsonb_agg(jsonb_build_object('v', g)) FROM generate_series(1, 500) g));
+  CREATE ROLE drawer LOGIN;
+  GRANT INSERT ON dr TO drawer;
+  GRANT USAGE ON SEQUENCE dr_id_seq TO drawer;
+  CREATE TABLE rcc (id bigserial, v int) PARTITION BY RANGE (id);
+  SELECT partheal_manage('rcc', 100, premake => 0, retention => 300);
+});
+is($node->safe_psql('postgres', q{SELECT count(nextval('dr_id_seq')) FROM generate_series(1, 20000)},
+                    extra_params => ['-U', 'drawer']),
+  '20000', 'g: a role with INSERT and USAGE drew 20,000 ids and wrote none');
+# One session: its first INSERT caches ids 1 to 1,000; it waits for the
+# canary's partitions to go, and inserts again from its cache.
+($rc, $out, $err) = $node->psql('postgres', q{
+  INSERT INTO rc (v) VALUES (1);
+  SELECT count(*) FROM partheal_append('rcc', (SELECT jsonb_agg(jsonb_build_object('v', g)) FROM generate_series(1, 1000) g));
+  DO $$ BEGIN
+    FOR i IN 1..1200 LOOP
+      EXIT WHEN NOT EXISTS (SELECT FROM pg_class WHERE relname = 'rcc_p600');
+      PERFORM pg_sleep(0.05);
+    END LOOP;
+  END $$;
+  SELECT count(*) = 0 FROM pg_class WHERE relname IN ('rcc_p0', 'rcc_p600');
+  INSERT INTO rc (v) VALUES (2) RETURNING id;
+});
+is($rc, 0, 'g: the cached session\'s second INSERT succeeds') or diag($err);
+is($out, "1000\nt\n2", 'g: after the canary\'s seven partitions went, one a round, it draws id 2');
+is($sql->(q{SELECT string_agg(id::text, ',' ORDER BY id) FROM rc}), '1,2', 'g: both rows of the cached session are there');
+is($sql->(q{SELECT last_value FROM rc_id_seq}), '1000', 'g: while the sequence stands at the end of the cached range');
+is($sql->(q{SELECT count(*), min(id), max(id) FROM dr}), '500|1|500', 'g: the owner\'s 500 rows are all there, the sequence past 20,000');
+is($sql->(q{SELECT string_agg(dropped_windows::text, ',' ORDER BY parent::text) FROM partheal_stats WHERE parent IN ('rc'::regclass, 'dr'::regclass)}),
+  '0,0', 'g: retention dropped nothing of either');
+my $churn = () = substr(slurp_file($node->logfile), $log_at) =~ /PHL09 retention detached "?public"?\.(rc|dr)_p/g;
+is($churn, 0, 'g: and logged no PHL09 for them');
+
+###########################################################################
 # h. A date key: windows of whole days, the horizon the last midnight at or
 # before now() - retention. A window ending at it goes; one reaching past it
 # stays.
