@@ -151,6 +151,9 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
     const int64 size = table->config.partition_size;
     TableWatch& watch = watches()[relid];
     const ahead::Draws draws = draws_of(seq);
+    // No nextval returns more than MAXVALUE: a partition past it (a smallint
+    // sequence feeding a bigint key) would never hold a row.
+    const int64 reachable = Min(table->shape.key_max, seq.max_value);
     // Observed before the first draw too, so the first burst's rate is
     // known at the first poll that sees it, not one poll later.
     ahead::observe(watch.traffic, seq.last, GetCurrentTimestamp() / 1000);
@@ -170,7 +173,7 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
     // Only a table missing a partition its draws need is caught up: an idle
     // one costs this look at its partition descriptor, nothing more.
     const std::vector<int64> ids =
-        ahead::needed_ids(draws, size, table->config.mark_percent, headroom, table->shape.key_max);
+        ahead::needed_ids(draws, size, table->config.mark_percent, headroom, reachable);
     std::optional<int64> missing;
     for (int64 id : ids)
       if (!missing && !partitions::routes(rel, id)) missing = id;
@@ -186,7 +189,7 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
       w.sequence = table->shape.sequence;
       w.size = size;
       w.mark_percent = table->config.mark_percent;
-      w.key_max = table->shape.key_max;
+      w.key_max = reachable;
       w.headroom = headroom;
       w.spec = table->key_spec();
       w.other_nodes_ids = std::move(other_ids);

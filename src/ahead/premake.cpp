@@ -47,7 +47,7 @@ std::vector<int64> keys_needed(const registry::ManagedTable& table) {
   // The worker's floor (catch_up.cpp): premake after the position's own.
   std::vector<int64_t> needed =
       needed_ids(d, table.config.partition_size, table.config.mark_percent,
-                 table.config.premake + 1, table.shape.key_max);
+                 table.config.premake + 1, Min(table.shape.key_max, seq->max_value));
   return std::vector<int64>(needed.begin(), needed.end());
 }
 

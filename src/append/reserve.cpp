@@ -72,14 +72,17 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("the id sequence of \"{}\" descends", shape.name), {},
              "partheal_reserve covers ascending sequences only.");
-  // The ids the next `count` draws return, clipped to the key type.
+  // The ids the next `count` draws return, clipped to the key type and to
+  // the sequence's MAXVALUE: past either, nextval fails, and no partition
+  // there could ever be used.
+  const int64 reachable = Min(shape.key_max, seq.max_value);
   __int128 first = seq.next;
   __int128 last = first + static_cast<__int128>(count - 1) * seq.increment;
-  if (first > shape.key_max) {
+  if (first > reachable || (seq.drawn && seq.last >= seq.max_value)) {
     pg::guard([&] { relation_close(parent, NoLock); });
     return Int32GetDatum(0);
   }
-  if (last > shape.key_max) last = shape.key_max;
+  if (last > reachable) last = reachable;
   const partitions::KeySpace keys = table->key_space();
   int64 first_n = keys.number_of(static_cast<int64>(first));
   int64 last_n = keys.number_of(static_cast<int64>(last));

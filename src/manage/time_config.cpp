@@ -1,6 +1,7 @@
 // The time form of partheal_manage: what its arguments may be.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <string>
 
 #include "manage/time_internal.hpp"
@@ -136,6 +137,17 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
     pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
              fmt::format("time zone \"{}\" is not recognized", zone), {},
              "Give a name from pg_timezone_names, for example 'Europe/Berlin' or 'UTC'.");
+  // The host's zone files that follow the host's own setting: a table cut in
+  // one would move its windows with the machine it is restored on.
+  std::string lower = zone;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "localtime" || lower == "posixrules")
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("time zone \"{}\" is the host's own zone, not a stable name", zone),
+             "Its rules are whatever the machine's zone files say, and change when the table is "
+             "restored or replicated onto another host.",
+             "Give the zone by its name, for example 'Europe/Berlin' or 'UTC' (SHOW timezone "
+             "names the server's).");
   // PostgreSQL reads such a name as a POSIX specification, west-positive:
   // a table registered in 'UTC+5' would cut its windows at 05:00 UTC.
   if (!partitions::in_zone_database(zone.c_str()))

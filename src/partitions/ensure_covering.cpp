@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "partitions/child_table.hpp"
 #include "partitions/key_space.hpp"
@@ -25,6 +27,7 @@ extern "C" {
 #include "storage/proc.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 }
 
 namespace partheal::partitions {
@@ -88,7 +91,31 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
   }
   if (!routes(rel, id)) {
     plan.needed = true;
-    plan.range = keys.covering(id, attached_ranges(rel));
+    // A partition whose DETACH ... CONCURRENTLY was started and not finished
+    // is out of the routing but keeps its bounds until FINALIZE: the new
+    // partition is cut around it, and a key inside it cannot be healed.
+    std::vector<Range> taken = attached_ranges(rel);
+    if (std::optional<Partition> pending = pending_detach(rel)) {
+      if (contains(pending->range, id)) {
+        const Oid pending_oid = pending->relid;
+        const std::string name = pg::guarded_text([&] { return get_rel_name(pending_oid); });
+        const std::string parent = plan.parent.name;
+        const std::string schema = plan.parent.schema;
+        pg::guard([&] { relation_close(rel, NoLock); });
+        pg::fail(ERRCODE_INVALID_OBJECT_DEFINITION,
+                 fmt::format("it would overlap partition \"{}\" of \"{}\", which is being "
+                             "detached",
+                             name, parent),
+                 "A DETACH PARTITION ... CONCURRENTLY of it was started and not finished; its "
+                 "bounds stay taken until it is.",
+                 fmt::format("Finish it with ALTER TABLE {}.{} DETACH PARTITION {}.{} FINALIZE, "
+                             "and the next append heals the key.",
+                             pg::quoted(schema), pg::quoted(parent), pg::quoted(schema),
+                             pg::quoted(name)));
+      }
+      taken.push_back(pending->range);
+    }
+    plan.range = keys.covering(id, taken);
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   return plan;

@@ -31,8 +31,8 @@ bool max_of(Oid part, const std::string& column, Oid key_type, std::optional<int
     out->reset();
     return true;
   }
-  std::string sql = "SELECT max(" + pg::quoted(column) + ") FROM " + pg::quoted(schema) + "." +
-                    pg::quoted(name);
+  std::string sql =
+      "SELECT max(" + pg::quoted(column) + ") FROM " + pg::quoted(schema) + "." + pg::quoted(name);
   Oid type = key_type;
   Datum value = 0;
   pg::spi::Args args;

@@ -13,8 +13,8 @@
 namespace partheal::partitions {
 
 struct HighestKey {
-  bool known = false;             // false: a partition was locked, nothing is known
-  std::optional<int64> key;       // none: the table holds no row
+  bool known = false;        // false: a partition was locked, nothing is known
+  std::optional<int64> key;  // none: the table holds no row
 };
 
 // Reads max(column) partition by partition from the highest range down,

@@ -54,6 +54,7 @@ std::optional<SequencePosition> read_sequence(Oid sequence, bool wait) {
     auto* form = reinterpret_cast<Form_pg_sequence>(GETSTRUCT(tuple));
     out.increment = form->seqincrement;
     out.cache = form->seqcache;
+    out.max_value = form->seqmax;
     ReleaseSysCache(tuple);
     // The sequence's one tuple, on its one page, read under a share lock on
     // the buffer, as nextval reads it: last_value is the last value drawn

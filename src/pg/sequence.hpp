@@ -14,6 +14,7 @@ struct SequencePosition {
   int64 last = 0;      // one step before next: the position
   int64 increment = 1;
   int64 cache = 1;
+  int64 max_value = PG_INT64_MAX;  // MAXVALUE: no nextval returns more
 };
 
 // With wait false, nullopt when another transaction holds a lock on the

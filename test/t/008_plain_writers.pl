@@ -1,7 +1,7 @@
 # Plain INSERT writers and the worker's sequence poll: a table that a burst
 # outran is caught up without a human, a quiet table keeps one partition
 # ahead, and the headroom grows with the traffic up to its cap. And 0.1, 0.2
-# and 0.3 databases updated to 0.8 keep working.
+# and 0.3 databases updated to the current version keep working.
 # Tables whose scenario is the worker's own poll from no partitions ahead are
 # registered with premake => 0: 0.5's default (4) makes the position's
 # partition and the next 4 at registration, which is not what they test.
@@ -14,6 +14,9 @@ use IPC::Run;
 use Time::HiRes qw(time);
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+# The version a fresh install gets: the control file's.
+my ($current) = slurp_file("$FindBin::Bin/../../partheal.control") =~ /^default_version = '([^']+)'/m;
 
 my $node = PartHeal::new_node('plain');
 $node->append_conf('postgresql.conf',
@@ -129,7 +132,7 @@ cmp_ok($heal_secs, '<', 4, sprintf('without waiting for the held sequence (%.2f 
 $holder->query_safe('COMMIT');
 $holder->quit;
 
-# A database on 0.1 with a managed table, updated to 0.8.
+# A database on 0.1 with a managed table, updated to the current version.
 $node->safe_psql('postgres', 'CREATE DATABASE old');
 $node->safe_psql('old', q{
   CREATE EXTENSION partheal VERSION '0.1';
@@ -149,7 +152,7 @@ is($node->safe_psql('old', q{SELECT parent, heals FROM my_stats}), 'm|1',
 is($node->safe_psql('old', q{SELECT has_table_privilege('stats_reader', 'partheal_stats', 'SELECT')}),
   't', 'and so does a grant on it');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
-  '0.8', 'ALTER EXTENSION partheal UPDATE reaches 0.8, through 0.2, 0.3, 0.4, 0.5, 0.6 and 0.7');
+  $current, "ALTER EXTENSION partheal UPDATE reaches $current, through 0.2, 0.3, 0.4, 0.5, 0.6, 0.7 and 0.8");
 # An update ends where a fresh install starts: the same objects, no more
 # (0.4 dropped partheal_boundary_selftest, which 0.1 to 0.3 had).
 my $members = q{SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
@@ -181,7 +184,7 @@ is($node->safe_psql('old', $shapes), $fresh_shapes,
   'with the same definitions: view, functions, config columns and checks');
 $node->safe_psql('postgres', 'CREATE DATABASE v03');
 $node->safe_psql('v03', q{CREATE EXTENSION partheal VERSION '0.3'; ALTER EXTENSION partheal UPDATE});
-is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to 0.8');
+is($node->safe_psql('v03', $members), $fresh_members, 'and so has a 0.3 database updated to the current version');
 is($node->safe_psql('v03', $shapes), $fresh_shapes, 'with the same definitions');
 is($node->safe_psql('old', q{SELECT count(*) FROM partheal_stats WHERE next_reason IS NOT NULL OR next_reason IS NULL}),
   '1', 'partheal_stats has 0.3\'s next_reason column');
@@ -210,7 +213,7 @@ ok($node->poll_query_until('old', q{SELECT count(*) = 1 FROM pg_class WHERE reln
   'which is made');
 
 # A 0.2 database with a managed id table and a window attached out of a
-# DEFAULT partition (0.2 brought partheal_attach_window), updated to 0.8:
+# DEFAULT partition (0.2 brought partheal_attach_window), updated to the current version:
 # what it had stays and works, and it gains 0.5's columns and the time form.
 $node->safe_psql('postgres', 'CREATE DATABASE v02');
 my $v02 = sub { $node->safe_psql('v02', shift) };
@@ -226,8 +229,8 @@ $v02->(q{
 my $window = $v02->(q{SELECT partition FROM partheal_attach_window('ev', '2026-03-01', '2026-04-01') WHERE outcome = 'attached'});
 like($window, qr/^ev_\w+$/, '0.2: a window is attached out of DEFAULT before the update');
 $v02->('ALTER EXTENSION partheal UPDATE');
-is($v02->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.8',
-  'a 0.2 database updates to 0.8');
+is($v02->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.2 database updates to the current version');
 is($v02->($members), $fresh_members, 'with the objects of a fresh install');
 is($v02->($shapes), $fresh_shapes, 'and their definitions');
 is($v02->(q{SELECT parent, partition_size, mark_percent, premake, partition_interval IS NULL FROM partheal_config}),
@@ -271,8 +274,8 @@ sleep 2;
 is($v05->(q{SELECT count(*) FROM ONLY d5_default}), '1',
   'a 0.5 database\'s DEFAULT is not drained under the 0.8 library before its update');
 $v05->('ALTER EXTENSION partheal UPDATE');
-is($v05->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.8',
-  'a 0.5 database updates to 0.8');
+is($v05->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.5 database updates to the current version');
 is($v05->($members), $fresh_members, 'with the objects of a fresh install');
 is($v05->($shapes), $fresh_shapes, 'and their definitions');
 is($v05->(q{SELECT drain_default FROM partheal_config WHERE parent = 'd5'::regclass}), 'f',
@@ -446,8 +449,8 @@ $v06->(q{
   SELECT partheal_manage('c6', 100, mark_percent => NULL, premake => 0);
 });
 $v06->('ALTER EXTENSION partheal UPDATE');
-is($v06->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.8',
-  'a 0.6 database updates to 0.8');
+is($v06->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.6 database updates to the current version');
 is($v06->($members), $fresh_members, 'with the objects of a fresh install');
 is($v06->($shapes), $fresh_shapes, 'and their definitions');
 is($v06->(q{SELECT partheal_cover('c6', ARRAY['250'])}), '1', 'partheal_cover works after the update');
@@ -466,11 +469,31 @@ $v07->(q{
 is($v07->(q{SELECT partheal_cover_for_node('public.c7', ARRAY['250'])}), '{"made": 1}',
   'a 0.7 database\'s two-argument partheal_cover_for_node works under the 0.8 library');
 $v07->('ALTER EXTENSION partheal UPDATE');
-is($v07->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.8',
-  'a 0.7 database updates to 0.8');
+is($v07->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.7 database updates to the current version');
 is($v07->($members), $fresh_members, 'with the objects of a fresh install');
 is($v07->(q{SELECT partheal_cover_for_node('public.c7', ARRAY['350'], false)}), '{"made": 1}',
   'and the three-argument one');
+
+# A 0.8 database: its two-argument untyped form works under this library,
+# and the update replaces it with the one that takes premake and the rest.
+$node->safe_psql('postgres', 'CREATE DATABASE v08');
+my $v08 = sub { $node->safe_psql('v08', shift) };
+$v08->(q{
+  CREATE EXTENSION partheal VERSION '0.8';
+  CREATE TABLE e8 (at timestamptz NOT NULL DEFAULT now(), v text) PARTITION BY RANGE (at);
+  SELECT partheal_manage('e8', '1 day');
+});
+is($v08->(q{SELECT premake FROM partheal_config WHERE parent = 'e8'::regclass}), '4',
+  'a 0.8 database\'s two-argument untyped form works under this library');
+$v08->('ALTER EXTENSION partheal UPDATE');
+is($v08->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.8 database updates to the current version');
+is($v08->($members), $fresh_members, 'with the objects of a fresh install');
+is($v08->($shapes), $fresh_shapes, 'and their definitions');
+$v08->(q{SELECT partheal_manage('e8', '1 day', 2)});
+is($v08->(q{SELECT premake FROM partheal_config WHERE parent = 'e8'::regclass}), '2',
+  'and partheal_manage(\'e8\', \'1 day\', 2) takes premake 2');
 
 $node->stop;
 done_testing();

@@ -243,6 +243,17 @@ for my $window (['2026-01-15', '2026-02-15'], ['2026-01-01', '2026-02-01']) {
   like($err, qr/HINT:  Finish it with ALTER TABLE nodef DETACH PARTITION nodef_p20260101 FINALIZE/, 'with how to finish it');
   unlike($err, qr/QUERY:/, 'and no internal statement');
 }
+# Registered, a heal of a key in the pending partition's range gets the same
+# HINT, and one next to it gets a window cut around the pending bounds.
+$sql->(q{SELECT partheal_manage('nodef', interval '1 month', premake => 0)});
+($ret, $out, $err) = $node->psql('postgres', q{SELECT partheal_append('nodef', '{"at": "2026-01-10"}')},
+  extra_params => ['-v', 'VERBOSITY=verbose']);
+like($err, qr/ERROR:  42P17: .*it would overlap partition "nodef_p20260101" of "nodef", which is being detached/,
+  'a heal into the range of a pending detach names it');
+like($err, qr/HINT:  Finish it with ALTER TABLE public\.nodef DETACH PARTITION public\.nodef_p20260101 FINALIZE, and the next append heals the key/,
+  'with how to finish it');
+is($sql->(q{SELECT count(*) FROM nodef}), '0', 'and nothing was inserted');
+$sql->(q{SELECT partheal_unmanage('nodef')});
 $sql->(q{ALTER TABLE nodef DETACH PARTITION nodef_p20260101 FINALIZE});
 is($sql->(q{SELECT outcome FROM partheal_attach_window('nodef', '2026-01-01', '2026-02-01', 'nodef_jan')}),
   'attached', 'finalized, the window attaches');

@@ -53,7 +53,8 @@ $new->command_ok(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $file, '-d'
   'the dump restores into 18');
 
 my $sql = sub { $new->safe_psql('restored', $_[0]) };
-is($sql->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), '0.8', 'the extension is there');
+my ($current) = slurp_file("$FindBin::Bin/../../partheal.control") =~ /^default_version = '([^']+)'/m;
+is($sql->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current, 'the extension is there');
 is($sql->('SELECT parent::text, partition_size, mark_percent, premake FROM partheal_config'), 'log|100|50|0',
   'the registration came across');
 is($sql->('SELECT count(*), count(DISTINCT id), max(id) FROM log'), '30|30|30', 'every row came across once');

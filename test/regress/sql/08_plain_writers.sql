@@ -93,6 +93,23 @@ COPY bulk (v) FROM STDIN;
 SELECT count(*) FROM bulk;
 -- Already there: nothing to create.
 SELECT partheal_reserve('bulk', 20) AS created;
+-- A bigint key drawn from a smallint sequence near its MAXVALUE (32767):
+-- only the partitions the sequence can still reach, then none at its end.
+CREATE SEQUENCE small_seq AS smallint;
+CREATE TABLE small_ids (id bigint NOT NULL DEFAULT nextval('small_seq'), v int) PARTITION BY RANGE (id);
+ALTER SEQUENCE small_seq OWNED BY small_ids.id;
+SELECT setval('small_seq', 32699);
+SELECT partheal_manage('small_ids', 10, NULL, premake => 0);
+SELECT partheal_reserve('small_ids', 10000) AS created;
+SELECT partition, bound FROM parts WHERE parent = 'small_ids'::regclass;
+-- Create-ahead stops there too: premake 3 adds the position's own
+-- partition, and none past 32767.
+SELECT partheal_manage('small_ids', 10, premake => 3);
+SELECT partition, bound FROM parts WHERE parent = 'small_ids'::regclass;
+SELECT setval('small_seq', 32767);
+SELECT partheal_reserve('small_ids', 10) AS created;
+SELECT partheal_unmanage('small_ids');
+DROP TABLE small_ids;
 -- Bad input, each with nothing created.
 SELECT partheal_reserve(NULL, 10);
 \echo :LAST_ERROR_SQLSTATE

@@ -48,6 +48,9 @@ SELECT partheal_manage('tz_t', 1000);
 -- A POSIX specification is refused: its offsets count west of Greenwich.
 SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'UTC+5');
 SELECT partheal_manage('tz_t', interval '1 day', time_zone => '<+05>-05');
+-- The host's own zone is refused too: it is not a stable name.
+SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'localtime');
+SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'PosixRules');
 -- Nothing was registered or created by any of them.
 SELECT count(*) FROM partheal_config WHERE parent IN ('tz_t'::regclass, 'ts_t', 'd_t', 'id_t');
 SELECT window_count('tz_t'), window_count('ts_t'), window_count('d_t');
@@ -58,6 +61,18 @@ SELECT window_count('tz_t'), window_count('ts_t'), window_count('d_t');
 CREATE TABLE untyped_t (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
 CREATE TABLE untyped_i (id bigserial) PARTITION BY RANGE (id);
 SELECT partheal_manage('untyped_t', '1 day'), partheal_manage('untyped_i', '1000');
+SELECT parent, partition_size, partition_interval, premake FROM partheal_config
+ WHERE parent IN ('untyped_t'::regclass, 'untyped_i') ORDER BY parent::text;
+-- The natural forms with more arguments (0.9): an untyped window length with
+-- premake third, or named, or with an untyped retention and a zone.
+SELECT partheal_manage('untyped_t', '1 hour', 3);
+SELECT partition_interval, premake FROM partheal_config WHERE parent = 'untyped_t'::regclass;
+SELECT partheal_manage('untyped_t', '1 day', premake => 2, retention => '30 days', time_zone => 'Europe/Berlin');
+SELECT partition_interval, premake, retention, time_zone FROM partheal_config WHERE parent = 'untyped_t'::regclass;
+-- What is neither a size nor a window length says so; a quoted size with
+-- more arguments says to write it as a number; nothing changes.
+SELECT partheal_manage('untyped_t', '1 dya', 2);
+SELECT partheal_manage('untyped_i', '1000', 50);
 SELECT parent, partition_size, partition_interval, premake FROM partheal_config
  WHERE parent IN ('untyped_t'::regclass, 'untyped_i') ORDER BY parent::text;
 SELECT partheal_unmanage('untyped_t'), partheal_unmanage('untyped_i');

@@ -54,10 +54,12 @@ SELECT partheal_cover('cv', ARRAY['550']);
 RESET ROLE;
 SELECT * FROM cv_parts;
 
--- Nothing older than the retention: 500 ids below the position.
+-- Nothing older than the retention: 500 ids below the highest id the
+-- table holds. The sequence's position does not count.
 CREATE TABLE cvr (id bigserial, v text) PARTITION BY RANGE (id);
 SELECT partheal_manage('cvr', 100, mark_percent => NULL, premake => 0, retention => 500);
-SELECT setval('cvr_id_seq', 10000);
+SELECT setval('cvr_id_seq', 100000);
+SELECT partheal_append('cvr', '{"id": 10000, "v": "newest"}');
 SELECT partheal_cover('cvr', ARRAY['9000']);
 SELECT partheal_cover('cvr', ARRAY['9700']);
 DROP TABLE cvr;
