@@ -7,6 +7,7 @@
 #include "pg/boundary.hpp"
 #include "pg/pause.hpp"
 #include "pg/report.hpp"
+#include "worker/quiet_stop.hpp"
 #include "worker/databases.hpp"
 #include "worker/launcher.hpp"
 
@@ -73,6 +74,7 @@ void on_launcher_exit(int, Datum) {
 // worker stops, a backend wants a worker, or database DDL is done) it
 // matches the workers to the databases.
 void launcher_body(Datum) {
+  quiet_admin_shutdown();
   pg::guard([] {
     pqsignal(SIGTERM, die);
     pqsignal(SIGHUP, SignalHandlerForConfigReload);

@@ -16,6 +16,7 @@
 #include "pg/pause.hpp"
 #include "pg/report.hpp"
 #include "settings.hpp"
+#include "worker/quiet_stop.hpp"
 #include "worker/ahead_queue.hpp"
 #include "worker/databases.hpp"
 #include "worker/requests.hpp"
@@ -129,6 +130,7 @@ bool wait_for_extension(bool wanted) {
 
 void worker_body(Datum arg) {
   Oid dboid = DatumGetObjectId(arg);
+  quiet_admin_shutdown();
   pg::guard([&] {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     pqsignal(SIGTERM, die);

@@ -28,6 +28,11 @@ $node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_inherits'), '1', 'a partition was healed');
 
 $node->restart;
+# A stop ends the launcher and the worker as it ends PostgreSQL's own
+# workers: no FATAL line in the log.
+my $stop_log = slurp_file($node->logfile);
+like($stop_log, qr/background worker "partheal worker" \(PID \d+\) exited/, 'the stop ended the worker');
+unlike($stop_log, qr/FATAL:  terminating background worker "partheal/, 'and neither it nor the launcher logged a FATAL');
 is($node->safe_psql('postgres', 'SELECT parent::text, partition_size FROM partheal_config'),
   'log|100', 'the registration survives a restart');
 # The worker is started on demand after the restart.
