@@ -97,6 +97,9 @@ int32 cover_keys(Oid relid, ArrayType* array, Caller caller) {
         aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, name, column);
     });
   }
+  // The column's typmod too: a timestamptz(0) stores 07:59:59.6 as 08:00:00,
+  // and the partition must be the one the stored value goes to.
+  const int32 typmod = TupleDescAttr(RelationGetDescr(parent), shape.key_attnum - 1)->atttypmod;
   std::vector<int64> keys;
   keys.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
@@ -104,13 +107,14 @@ int32 cover_keys(Oid relid, ArrayType* array, Caller caller) {
       pg::fail(ERRCODE_NULL_VALUE_NOT_ALLOWED, fmt::format("key {} is NULL", i + 1),
                "A row with a null partition key has no partition to go to.", kSignature);
     Datum key_text = elements[i];
-    // The key column's own input function, as an INSERT of the text would
-    // read it: the same errors for a value that is no key.
+    // The key column's own input function and typmod, as an INSERT of the
+    // text would read it: the same value, and the same errors for a value
+    // that is no key.
     Datum key = pg::guard([&] {
       Oid input = InvalidOid;
       Oid param = InvalidOid;
       getTypeInputInfo(type, &input, &param);
-      return OidInputFunctionCall(input, TextDatumGetCString(key_text), param, -1);
+      return OidInputFunctionCall(input, TextDatumGetCString(key_text), param, typmod);
     });
     keys.push_back(partitions::key_to_int64(key, type));
   }

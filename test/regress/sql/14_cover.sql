@@ -70,6 +70,17 @@ SELECT partheal_manage('cvt', interval '1 day', premake => 0);
 SELECT partheal_cover('cvt', ARRAY['2030-01-02 10:00:00+00', '2030-01-02 23:00:00+00']);
 SELECT count(*) AS windows_on_2030_01_02 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
  WHERE i.inhparent = 'cvt'::regclass AND c.relname LIKE 'cvt_p20300102%';
+-- With the column's precision: a timestamptz(0) stores 07:59:59.6 as
+-- 08:00:00, so that is the window made, and the INSERT of the same text lands.
+CREATE TABLE cvp (at timestamptz(0) NOT NULL, v text) PARTITION BY RANGE (at);
+SELECT partheal_manage('cvp', interval '1 hour', premake => 0);
+SET TimeZone = 'UTC';
+SELECT partheal_cover('cvp', ARRAY['2031-01-01 07:59:59.6+00']);
+SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'cvp'::regclass AND c.relname LIKE 'cvp_p2031%';
+INSERT INTO cvp VALUES ('2031-01-01 07:59:59.6+00', 'rounded') RETURNING tableoid::regclass, at;
+RESET TimeZone;
+DROP TABLE cvp;
 SELECT partheal_cover('cvt', ARRAY['not a time']);
 SELECT partheal_cover('cvt', ARRAY['infinity']);
 -- A role that does not own it gets the windows from premake (0) before
