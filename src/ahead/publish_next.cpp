@@ -18,7 +18,7 @@ void publish_next(Oid relid, const Draws& d, const registry::ManagedTable& table
       registry::set_next(relid, registry::NextReason::kNone);
       return;
     }
-    __int128 end = static_cast<__int128>(first) + size;
+    __int128 end = (static_cast<__int128>(n) + 1) * size;
     registry::set_next(relid, reason, first, end > key_max ? key_max : static_cast<int64>(end), at);
   };
   if (missing) {

@@ -45,8 +45,16 @@ int64_t mark_of(int64_t n, int64_t size, int percent) {
 }
 
 bool first_id_of(int64_t n, int64_t size, int64_t type_max, int64_t* id) {
+  constexpr Wide kMin = std::numeric_limits<int64_t>::min();
   Wide first = static_cast<Wide>(n) * size;
-  if (first > type_max || first < std::numeric_limits<int64_t>::min()) return false;
+  if (first > type_max) return false;
+  // The lowest partition starts below int64's minimum when the size does
+  // not divide it: its first id is that minimum (a sequence that starts at
+  // MINVALUE draws it first), as its bound is MINVALUE.
+  if (first < kMin) {
+    if (first + size - 1 < kMin) return false;
+    first = kMin;
+  }
   *id = static_cast<int64_t>(first);
   return true;
 }

@@ -40,7 +40,8 @@ int64_t partition_number(int64_t id, int64_t size);
 // whose appearance asks for partition n+1.
 int64_t mark_of(int64_t n, int64_t size, int percent);
 
-// The first id of partition n, or nothing past the key type's maximum.
+// The first id of partition n, or nothing past the key type's maximum; for
+// the partition that reaches below int64's minimum, that minimum.
 bool first_id_of(int64_t n, int64_t size, int64_t type_max, int64_t* id);
 
 // The range partheal creates for an uncovered id: the aligned partition

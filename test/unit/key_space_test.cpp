@@ -81,6 +81,13 @@ int main() {
   expect_eq(first, 30, "partition 3 starts at 30");
   expect_eq(first_id_of(33, 1000, i16max, &first), false, "no partition past smallint's maximum");
   expect_eq(first_id_of(kMax / 10 + 1, 10, kMax, &first), false, "no partition past int64 max");
+  // A sequence that starts at bigint's minimum: its partition reaches below
+  // it, and starts there.
+  expect_eq(first_id_of(partition_number(kMin, 100), 100, kMax, &first), true,
+            "the partition of int64 min has a first id");
+  expect_eq(first, kMin, "which is int64 min");
+  expect_eq(first_id_of(partition_number(kMin, 100) - 1, 100, kMax, &first), false,
+            "no partition below it");
 
   // Names keep a suffix that needs no quoting.
   expect_eq(partition_suffix(Bound::at(20)), "_p20", "positive");
