@@ -132,13 +132,10 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
     c.time_zone = "UTC";
     return c;
   }
-  if (zone.size() >= static_cast<size_t>(partitions::kZoneNameSize) ||
-      partitions::zone_named(zone.c_str()) == nullptr)
-    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
-             fmt::format("time zone \"{}\" is not recognized", zone), {},
-             "Give a name from pg_timezone_names, for example 'Europe/Berlin' or 'UTC'.");
   // The host's zone files that follow the host's own setting: a table cut in
-  // one would move its windows with the machine it is restored on.
+  // one would move its windows with the machine it is restored on. Checked
+  // by name before the lookup, since a server built with its own zone data
+  // may not know them at all.
   std::string lower = zone;
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (lower == "localtime" || lower == "posixrules")
@@ -148,6 +145,11 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
              "restored or replicated onto another host.",
              "Give the zone by its name, for example 'Europe/Berlin' or 'UTC' (SHOW timezone "
              "names the server's).");
+  if (zone.size() >= static_cast<size_t>(partitions::kZoneNameSize) ||
+      partitions::zone_named(zone.c_str()) == nullptr)
+    pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+             fmt::format("time zone \"{}\" is not recognized", zone), {},
+             "Give a name from pg_timezone_names, for example 'Europe/Berlin' or 'UTC'.");
   // PostgreSQL reads such a name as a POSIX specification, west-positive:
   // a table registered in 'UTC+5' would cut its windows at 05:00 UTC.
   if (!partitions::in_zone_database(zone.c_str()))

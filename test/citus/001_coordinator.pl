@@ -20,7 +20,7 @@ my $children = sub {  # a parent's partitions, as a node's catalog has them
 };
 
 $sql->('CREATE EXTENSION partheal');
-is($w1->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'partheal'"), '0.8',
+is($w1->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'partheal'"), PartHeal::current_version(),
   'CREATE EXTENSION partheal on the coordinator is made on the worker nodes too');
 
 # --- the heal --------------------------------------------------------------

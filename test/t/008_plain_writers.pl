@@ -16,7 +16,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 # The version a fresh install gets: the control file's.
-my ($current) = slurp_file("$FindBin::Bin/../../partheal.control") =~ /^default_version = '([^']+)'/m;
+my $current = PartHeal::current_version();
 
 my $node = PartHeal::new_node('plain');
 $node->append_conf('postgresql.conf',

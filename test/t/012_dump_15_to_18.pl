@@ -53,7 +53,7 @@ $new->command_ok(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $file, '-d'
   'the dump restores into 18');
 
 my $sql = sub { $new->safe_psql('restored', $_[0]) };
-my ($current) = slurp_file("$FindBin::Bin/../../partheal.control") =~ /^default_version = '([^']+)'/m;
+my $current = PartHeal::current_version();
 is($sql->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current, 'the extension is there');
 is($sql->('SELECT parent::text, partition_size, mark_percent, premake FROM partheal_config'), 'log|100|50|0',
   'the registration came across');

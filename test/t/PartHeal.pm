@@ -2,10 +2,21 @@
 package PartHeal;
 use strict;
 use warnings;
+use Cwd ();
+use File::Basename ();
 use IPC::Run;
 use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
+
+# The version a fresh install gets: partheal.control's default_version.
+sub current_version {
+  my $control = PostgreSQL::Test::Utils::slurp_file(
+    File::Basename::dirname(Cwd::abs_path(__FILE__)) . '/../../partheal.control');
+  my ($version) = $control =~ /^default_version = '([^']+)'/m;
+  die "no default_version in partheal.control" unless defined $version;
+  return $version;
+}
 
 sub new_node {
   my ($name, %opts) = @_;
