@@ -85,6 +85,13 @@ if bash "$PARTHEAL_ROOT/test/check_layers.sh"; then passed=$((passed + 1)); else
 say "boundary: guard bodies hold PostgreSQL calls only"
 if python3 "$PARTHEAL_ROOT/test/check_guards.py"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
+say "docs: the version, SQLSTATEs and log codes are the source's"
+if PG_INCLUDEDIR_SERVER=$("$PGBIN/pg_config" --includedir-server) python3 "$PARTHEAL_ROOT/test/check_docs.py"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
 say "private layouts: partheal's copies match PostgreSQL $PG's own source"
 # The struct definitions come from Debian's source package of this major (a
 # download the first time, then the cache); see src/pg/compat.hpp.

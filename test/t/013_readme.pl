@@ -72,4 +72,32 @@ ok($node->poll_query_until('postgres',
   q{SELECT count(*) = 1 FROM pg_class WHERE relname = 'message_log_p600'}),
   'once ids pass the 80% mark, the worker makes the next partition, [600, 700)');
 
+# Every column of every view of the extension, and every output column of
+# its functions, is in docs/reference.md's signatures, and what it means in
+# backquotes in reference.md, operations.md or time-keys.md (issue 35: retention_ids was in neither).
+# The internal functions behind the view are left out.
+my $docs = "$FindBin::Bin/../../docs";
+my $reference = slurp_file("$docs/reference.md");
+my $meanings = join('', map { slurp_file("$docs/$_") } qw(reference.md operations.md time-keys.md));
+my ($internal) = $reference =~ /^### Internal objects\n(.*?)^## /ms;
+my @columns = split /\n/, $node->safe_psql('postgres', q{
+  SELECT c.relname || '.' || a.attname
+    FROM pg_depend d JOIN pg_class c ON c.oid = d.objid AND d.classid = 'pg_class'::regclass
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+   WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND c.relkind = 'v'
+     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'partheal')
+  UNION
+  SELECT p.proname || '().' || u.name
+    FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid AND d.classid = 'pg_proc'::regclass,
+         unnest(p.proargnames, p.proargmodes) AS u(name, mode)
+   WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND u.mode IN ('o', 't')
+     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'partheal')
+   ORDER BY 1});
+@columns = grep { my ($object) = /^(\w+)/; index($internal, "`$object(") < 0 } @columns;
+cmp_ok(scalar @columns, '>', 30, 'the columns of the view and the functions were found');
+is(join(', ', grep { my ($col) = /\.(\w+)$/; $reference !~ /\b$col\b/ } @columns), '',
+  'every column of a view or function result is in docs/reference.md');
+is(join(', ', grep { my ($col) = /\.(\w+)$/; index($meanings, "`$col`") < 0 } @columns), '',
+  'and what each means in docs/operations.md or docs/time-keys.md');
+
 done_testing();

@@ -4,7 +4,7 @@
 # made by hand are judged by their bounds; a window foreign keys reference is
 # left and said once; a long reader makes retention give way, not the
 # writers wait; and no window that retention would drop is made. The same
-# for an id-keyed table, below its sequence position.
+# for an id-keyed table, below the highest id its rows hold.
 use strict;
 use warnings;
 use FindBin;

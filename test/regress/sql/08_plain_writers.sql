@@ -194,3 +194,19 @@ INSERT INTO stepchg (v) VALUES (2) RETURNING id;
 SELECT watermark FROM partheal_stats WHERE parent = 'stepchg'::regclass;
 SELECT partheal_unmanage('stepchg');
 DROP TABLE stepchg;
+-- The README: headroom is no guarantee. With create-ahead off and one
+-- partition of 10, a 25-row INSERT ... SELECT runs past it and fails as it
+-- would without partheal, nothing of it in; partheal_reserve for its rows
+-- first makes every partition they need, and the same statement lands.
+CREATE TABLE burst25 (id bigserial, v int) PARTITION BY RANGE (id);
+CREATE TABLE burst25_p0 PARTITION OF burst25 FOR VALUES FROM (0) TO (10);
+SELECT partheal_manage('burst25', 10, NULL, premake => 1);
+SELECT partition, bound FROM parts WHERE parent = 'burst25'::regclass;
+INSERT INTO burst25 (v) SELECT g FROM generate_series(1, 25) g;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM burst25;
+SELECT partheal_reserve('burst25', 25) AS created;
+INSERT INTO burst25 (v) SELECT g FROM generate_series(1, 25) g;
+SELECT count(*) FROM burst25;
+SELECT partheal_unmanage('burst25');
+DROP TABLE burst25;
