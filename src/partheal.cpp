@@ -12,6 +12,7 @@
 #include "drain/default_drain.hpp"
 #include "retention/retention.hpp"
 #include "ahead/premake.hpp"
+#include "manage/drop_extension.hpp"
 #include "manage/manage.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
@@ -184,6 +185,7 @@ void _PG_init(void) {
   previous_shmem_startup = shmem_startup_hook;
   shmem_startup_hook = on_shmem_startup;
   partheal::worker::install_database_ddl_hook();
+  partheal::manage::install_drop_extension_hook();
   // The worker's poll round is create-ahead's catch-up, then the drain of
   // DEFAULT: hooked in here, so that worker/ needs nothing from ahead/ or
   // drain/.

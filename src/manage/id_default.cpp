@@ -49,14 +49,11 @@ void set_key_default(const registry::TableShape& shape, const std::string& expre
   pg::with_own_sql({}, [&] { pg::spi::execute(sql, SPI_OK_UTILITY); });
 }
 
-// The tables among relid and its partitions whose column defaults call
-// partheal_nextval, found through pg_depend: no other partition is opened
-// or locked.
-std::vector<Oid> tables_with_partheal_default(Oid relid) {
+// The tables whose column defaults call partheal_nextval, found through
+// pg_depend: none is opened or locked.
+std::vector<Oid> every_table_with_partheal_default() {
   Oid schema = registry::extension_schema();
   const char* schema_name = pg::guard([&] { return get_namespace_name(schema); });
-  std::vector<Oid> defaults_of;  // adrelid of each dependent default
-  std::vector<Oid> family;
   List* found = pg::guard([&]() -> List* {
     Oid argtypes[2] = {REGCLASSOID, REGCLASSOID};
     Oid func = LookupFuncName(
@@ -76,22 +73,32 @@ std::vector<Oid> tables_with_partheal_default(Oid relid) {
       auto* dep = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
       if (dep->classid != AttrDefaultRelationId) continue;
       ObjectAddress column = GetAttrDefaultColumnAddress(dep->objid);
-      if (OidIsValid(column.objectId)) adrelids = lappend_oid(adrelids, column.objectId);
+      if (OidIsValid(column.objectId)) adrelids = list_append_unique_oid(adrelids, column.objectId);
     }
     systable_endscan(scan);
     table_close(depend, AccessShareLock);
     return adrelids;
   });
+  std::vector<Oid> out;
   ListCell* cell;
-  foreach (cell, found) defaults_of.push_back(lfirst_oid(cell));
+  foreach (cell, found) out.push_back(lfirst_oid(cell));
+  return out;
+}
+
+// The tables among relid and its partitions whose column defaults call
+// partheal_nextval: no other partition is opened or locked.
+std::vector<Oid> tables_with_partheal_default(Oid relid) {
+  std::vector<Oid> defaults_of = every_table_with_partheal_default();
   if (defaults_of.empty()) return {};
   List* all = pg::guard([&] { return find_all_inheritors(relid, NoLock, nullptr); });
-  foreach (cell, all) family.push_back(lfirst_oid(cell));
   std::vector<Oid> out;
-  for (Oid table : family)
+  ListCell* cell;
+  foreach (cell, all) {
+    Oid table = lfirst_oid(cell);
     if (std::find(defaults_of.begin(), defaults_of.end(), table) != defaults_of.end() &&
         std::find(out.begin(), out.end(), table) == out.end())
       out.push_back(table);
+  }
   return out;
 }
 
@@ -145,7 +152,17 @@ void install_partheal_nextval(const registry::TableShape& shape) {
 // partheal is put back too. A partition the caller does not own is left as
 // it is, with a WARNING: partheal does nothing its caller could not do.
 void restore_nextval(Oid relid) {
-  std::vector<Oid> tables = tables_with_partheal_default(relid);
+  restore_nextval_of(tables_with_partheal_default(relid));
+}
+
+// Every table of the database, on the way out of DROP EXTENSION: with the
+// defaults back to nextval, nothing of the tables depends on partheal, so
+// the plain DROP works and CASCADE drops no default (issue 35, point 14).
+void restore_every_nextval() {
+  restore_nextval_of(every_table_with_partheal_default());
+}
+
+void restore_nextval_of(const std::vector<Oid>& tables) {
   pg::with_own_sql({}, [&] {
     for (Oid table : tables) {
       if (!pg::guard([&] { return pg::compat::owns_relation(table, GetUserId()); })) {
