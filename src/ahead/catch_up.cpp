@@ -12,6 +12,7 @@
 #include "ahead/node_ranges.hpp"
 #include "ahead/publish_next.hpp"
 #include "pg/sequence.hpp"
+#include "partitions/time_zone.hpp"
 #include "registry/table_state.hpp"
 #include "errors.hpp"
 #include "partitions/catalog.hpp"
@@ -123,6 +124,9 @@ void poll_one(Oid relid, std::vector<Watched>& watched, int64& wake_at,
   // creations are refused, and said, in create_child_table.
   const bool coordinators_own =
       table != nullptr && table->shape.citus_table && pg::citus::role() == pg::citus::Role::kWorker;
+  // A non-owner's heal reads the worker's clock, not its session's.
+  if (table != nullptr && table->shape.key_is_time)
+    registry::set_worker_clock_offset(relid, partitions::wall_clock_offset(GetCurrentTimestamp()));
   if (table != nullptr && table->config.retains() && !coordinators_own)
     with_retention.push_back(relid);
   if (table != nullptr && !note_default_partition(relid, rel, *table)) {

@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "partitions/key_space.hpp"
 #include "partitions/time_zone.hpp"
+#include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
 #include "pg/compat.hpp"
@@ -94,10 +95,14 @@ void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
   partitions::refresh_partitions(parent);
   const partitions::KeySpace space = table.key_space();
   const int64 reach = table.config.premake;
-  // now() as the caller's rows store it: a timestamp or date key's wall
-  // clock is the session's TimeZone.
+  // now() on the owner's clock: for a timestamp or date key, the wall clock
+  // of the worker's TimeZone, as its last poll read it (UTC before the
+  // first), never the session's, which the caller sets at will (issue 35,
+  // point 10: 'XXX-167' placed windows a week ahead).
   const int64 now = GetCurrentTransactionStartTimestamp();
-  const __int128 at = space.number_of(space.key_at(now + partitions::clock_offset(space, now)));
+  const int64 offset =
+      space.spec().zoned ? 0 : registry::worker_clock_offset(shape.relid).value_or(0);
+  const __int128 at = space.number_of(space.key_at(now + offset));
   for (int64 key : partitions::unrouted(parent, keys)) {
     if (!space.finite(key)) continue;  // the heal refuses it, 22008
     __int128 n = space.number_of(key);

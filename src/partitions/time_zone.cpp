@@ -112,6 +112,10 @@ KeySpace space_of(const KeySpec& spec) {
 
 int64 clock_offset(const KeySpace& keys, int64 now) {
   if (!keys.is_time() || keys.spec().zoned) return 0;
+  return wall_clock_offset(now);
+}
+
+int64 wall_clock_offset(int64 now) {
   return pg::guard([&] {
     struct pg_tm tm;
     fsec_t fsec = 0;

@@ -27,6 +27,10 @@ KeySpace space_of(const KeySpec& spec);
 // the server's setting). 0 for a timestamptz key, whose clock is now itself.
 int64 clock_offset(const KeySpace& keys, int64 now);
 
+// How far this process's wall clock (its TimeZone) is ahead of UTC at
+// `now`, in microseconds, whatever the key.
+int64 wall_clock_offset(int64 now);
+
 // Retention's horizon as a key: now - retention, subtracted on the wall
 // clock of the key (the zone's, for a timestamptz; calendar days and months
 // keep their local length across a DST change). A window whose upper bound

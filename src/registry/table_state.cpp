@@ -47,6 +47,7 @@ void init_entry(TableState* s) {
   pg_atomic_init_u32(&s->newest_upper_kind, 0);
   pg_atomic_init_u32(&s->key_format, 0);
   pg_atomic_init_u32(&s->registering_xid, InvalidTransactionId);
+  pg_atomic_init_u64(&s->worker_clock_offset, bits_of(kNothingAttempted));
 }
 
 // Visits every state under the table lock. `visit` touches shared memory
@@ -226,6 +227,19 @@ void set_newest_upper(Oid relid, const std::optional<partitions::Bound>& upper, 
     pg_atomic_write_u32(&s.newest_upper_kind, kind);
     pg_atomic_write_u32(&s.key_format, static_cast<uint32>(format));
   });
+}
+
+void set_worker_clock_offset(Oid relid, int64 offset) {
+  with_state(relid,
+             [&](TableState& s) { pg_atomic_write_u64(&s.worker_clock_offset, bits_of(offset)); });
+}
+
+std::optional<int64> worker_clock_offset(Oid relid) {
+  int64 offset = kNothingAttempted;
+  with_state(relid,
+             [&](TableState& s) { offset = value_of(pg_atomic_read_u64(&s.worker_clock_offset)); });
+  if (offset == kNothingAttempted) return std::nullopt;
+  return offset;
 }
 
 }  // namespace partheal::registry

@@ -64,6 +64,12 @@ struct TableState {
   // older than the retention horizon's window, plus one: 0 is never
   // counted (partheal_stats.default_expired_rows NULL).
   pg_atomic_uint64 expired_in_default;
+  // How far the worker's wall clock (its TimeZone: the server's setting, or
+  // the database's) was ahead of UTC at its last poll, in microseconds;
+  // kNothingAttempted before it. A timestamp or date key's now() as the
+  // owner's worker reads it, for the band of a non-owner's heal, which its
+  // session's TimeZone must not move.
+  pg_atomic_uint64 worker_clock_offset;
   // The transaction of the partheal_manage that made the state, while it
   // may still be running: a poll that reads the registrations before it
   // commits must not forget the state (InvalidTransactionId: none).
@@ -89,6 +95,11 @@ void set_next(Oid relid, NextReason reason, int64 from = 0, int64 to = 0, int64 
 
 // Publishes a time-keyed table's newest upper bound (nullopt: no partition).
 void set_newest_upper(Oid relid, const std::optional<partitions::Bound>& upper, KeyFormat format);
+
+// The worker's wall clock offset (see TableState::worker_clock_offset):
+// set at each poll, read by a non-owner's heal; nullopt before the first.
+void set_worker_clock_offset(Oid relid, int64 offset);
+std::optional<int64> worker_clock_offset(Oid relid);
 
 constexpr int64 kNothingAttempted = PG_INT64_MIN;
 

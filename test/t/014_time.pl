@@ -362,5 +362,36 @@ for my $how ('terminate', 'kill') {
   is($covered->('victim', '1 second', 3), '4', "d $how: now's window and 3 after exist");
 }
 
+# A non-owner's heal band is counted from the owner's clock: for a timestamp
+# key, the wall clock of the worker's TimeZone (here the server's,
+# Asia/Kolkata, 5:30 ahead of UTC), never the session's (issue 35, point
+# 10). The window two hours before now's local hour is in that band of
+# premake 2, and is not made by premake, which makes windows from now's on.
+# A session in UTC heals it all the same (once the worker has read its
+# clock); a session in 'XXX-167' (167 hours ahead) cannot move the band there.
+$node->append_conf('postgresql.conf', "timezone = 'Asia/Kolkata'");
+$node->reload;
+$sql->(q{
+  CREATE TABLE tk (at timestamp NOT NULL DEFAULT localtimestamp, v int) PARTITION BY RANGE (at);
+  CREATE ROLE tk_writer;
+  GRANT INSERT ON tk TO tk_writer;
+});
+$sql->(q{SET TimeZone = 'Asia/Kolkata'; SELECT partheal_manage('tk', interval '1 hour', premake => 2)});
+my $tk_windows = $sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'tk'::regclass});
+ok(defined $within->(q{
+  SET ROLE tk_writer;
+  SET TimeZone = 'UTC';
+  SELECT count(*) = 1 FROM partheal_append('tk', jsonb_build_object('at',
+    date_trunc('hour', now() AT TIME ZONE 'Asia/Kolkata') - interval '2 hours' + interval '1 minute'))}, 30),
+  'a non-owner in UTC heals the window two hours before the worker\'s local hour');
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'tk'::regclass}), $tk_windows + 1,
+  'one window more');
+my ($tk_ret, $tk_out, $tk_err) = $node->psql('postgres',
+  q{SET ROLE tk_writer; SET TimeZone = 'XXX-167'; SELECT partheal_append('tk', '{"v": 1}')});
+like($tk_err, qr/needs a window that only the table's owner may have created/,
+  'a non-owner whose session TimeZone is 167 hours ahead cannot heal there');
+is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'tk'::regclass}), $tk_windows + 1,
+  'and nothing was created');
+
 $node->stop;
 done_testing();
