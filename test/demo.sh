@@ -4,6 +4,9 @@
 # then the worker creating a partition ahead. Each step says what it shows.
 source "$(dirname "$0")/lib.sh"
 
+say "0. setting up: what this machine lacks, then partheal's build"
+echo "Debian packages it lacks: apt-get, a few minutes the first time (its output is hidden)."
+echo "partheal's build: about two minutes on 2 cores the first time, nothing after that."
 install_packages
 build_and_install
 work=$(make_workdir)
@@ -67,11 +70,13 @@ CREATE TABLE events (id bigserial, kind text) PARTITION BY RANGE (id);
 SELECT partheal_manage('events', 100);
 SELECT count(*) FROM partheal_append('events', (SELECT jsonb_agg(jsonb_build_object('kind', 'e')) FROM generate_series(1, 80)));
 SQL
-echo "80 rows appended. [0, 100) was made for the first id: by the append's heal (heals = 1),"
-echo "or by the worker, if its once-a-second poll of the new table came first (heals = 0)."
-echo "Id 80 is that partition's mark (80%), so the worker is asked for [100, 200) ahead. Waiting:"
+echo "partheal_manage made [0, 100) to [400, 500) before it returned, before any row:"
+echo "premake 4 (the default) keeps four partitions ahead of the sequence's position."
+echo "80 rows appended into [0, 100), with no heal (heals = 0). Id 80 is that partition's"
+echo "mark (80%): from then on the worker keeps four ahead of [100, 200), the partition the"
+echo "ids reach next, so at its next poll it makes [500, 600). Waiting for it:"
 for i in $(seq 50); do
-  [ "$(psql_c -A -t -c "SELECT count(*) FROM pg_class WHERE relname = 'events_p100'")" = 1 ] && break
+  [ "$(psql_c -A -t -c "SELECT count(*) FROM pg_class WHERE relname = 'events_p500'")" = 1 ] && break
   sleep 0.1
 done
 psql_c -c "SELECT c.relname AS partition, pg_get_expr(c.relpartbound, c.oid) AS bound

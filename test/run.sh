@@ -179,7 +179,8 @@ if demo_out=$(bash "$PARTHEAL_ROOT/test/demo.sh" 2>&1); then
   for want in 'someone made one' 'it used up its id: the next id is 21' \
               'heals counts the calls that found a partition missing' ' 4 |            19 |     2 |' \
               'PHL01: an append that healed' 'next_reason     | when ids reach 180, the create-ahead mark' \
-              'To try partheal on a server of your own'; do
+              'To try partheal on a server of your own' 'partheal_manage made [0, 100) to [400, 500)' \
+              "events_p500 | FOR VALUES FROM ('500') TO ('600')"; do
     grep -qF -- "$want" <<<"$demo_out" || { demo_ok=0; echo "missing from the demo's output: $want"; }
   done
   if [ -z "$demo_dir" ] || [ -e "$demo_dir" ]; then demo_ok=0; echo "the demo's folder was not removed: $demo_dir"; fi

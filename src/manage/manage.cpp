@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "manage/forget_internal.hpp"
+#include "manage/due_windows_internal.hpp"
 #include "manage/id_default_internal.hpp"
 #include "manage/manage.hpp"
 #include "manage/time_internal.hpp"
@@ -338,6 +339,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   else if (a.nextval_default == false)
     manage::restore_nextval(shape.relid);
   manage::make_first_ahead(shape, config);
+  manage::say_due_windows(shape, config);
   manage::want_worker_or_warn();
   PG_RETURN_VOID();
 }
@@ -381,6 +383,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
                 "Move its rows into windows with partheal_partition_data and detach it, and "
                 "partheal makes the windows from then on."});
   manage::make_first_ahead(shape, config);
+  manage::say_due_windows(shape, config);
   manage::want_worker_or_warn();
   PG_RETURN_VOID();
 }

@@ -41,15 +41,29 @@ class PgZone final : public Zone {
     });
   }
 
+  // A local time the clocks skip gets PostgreSQL's instant, the moment of
+  // the jump. One they repeat (going back) gets the earlier of its two
+  // instants, where PostgreSQL picks the later: a window starting there
+  // then holds both copies, so the day the clocks go back is the long one,
+  // also where local midnight itself repeats (America/Havana, 1 November
+  // 2026), and the key's local day and its window agree.
   int64_t utc_of(int64_t local) const override {
     pg_tz* tz = tz_;
-    return pg::guard([&] {
+    int64_t chosen = pg::guard([&] {
       struct pg_tm tm;
       fsec_t fsec = 0;
       if (timestamp2tm(local, nullptr, &tm, &fsec, nullptr, nullptr) != 0) return local;
       int offset = DetermineTimeZoneOffset(&tm, tz);
       return local + static_cast<int64_t>(offset) * USECS_PER_SEC;
     });
+    // The offsets in force up to a day before: one of them is the offset
+    // before the transition that repeats `local`, if there is one.
+    for (int64_t hours : {1, 2, 3, 6, 12, 24}) {
+      const int64_t probe = chosen - hours * 3600 * static_cast<int64_t>(USECS_PER_SEC);
+      const int64_t candidate = local - (local_of(probe) - probe);
+      if (candidate < chosen && local_of(candidate) == local) chosen = candidate;
+    }
+    return chosen;
   }
 
  private:

@@ -115,6 +115,42 @@ SELECT name, upper(r) - lower(r) AS length FROM (
                          substring(bound from 'TO \(''([^'']+)')::timestamptz) AS r
     FROM old_windows('berlin')) w ORDER BY lower(r);
 
+-- America/Havana goes back from 01:00 to 00:00 (3 November 2024): local
+-- midnight happens twice. The day the clocks go back is the 25-hour window,
+-- from the first midnight, so a row at 00:30 of the first one (04:30 UTC)
+-- lands in the window of its own local day, 3 November, and 2 November is
+-- 24 hours.
+CREATE TABLE hv (at timestamptz NOT NULL, v int) PARTITION BY RANGE (at);
+SELECT partheal_manage('hv', interval '1 day', premake => 0, time_zone => 'America/Havana');
+SELECT count(*) FROM partheal_append('hv', '[
+  {"at": "2024-11-03 04:30:00+00"}, {"at": "2024-11-03 05:30:00+00"}, {"at": "2024-11-02 12:00:00+00"}]');
+SELECT tableoid::regclass AS window, at FROM hv ORDER BY at;
+SELECT name, upper(r) - lower(r) AS length FROM (
+  SELECT name, tstzrange(substring(bound from 'FROM \(''([^'']+)')::timestamptz,
+                         substring(bound from 'TO \(''([^'']+)')::timestamptz) AS r
+    FROM old_windows('hv')) w ORDER BY lower(r);
+SELECT partheal_unmanage('hv');
+DROP TABLE hv;
+
+-- A registration says what its retention will remove at the worker's next
+-- poll: the due windows, named with their bounds, in a NOTICE. Rolled back
+-- here, so the worker never acts on it.
+CREATE TABLE rn (at timestamptz NOT NULL, v int) PARTITION BY RANGE (at);
+CREATE TABLE rn_old1 PARTITION OF rn FOR VALUES FROM ('2021-01-01 00:00+00') TO ('2021-01-02 00:00+00');
+CREATE TABLE rn_old2 PARTITION OF rn FOR VALUES FROM ('2021-01-02 00:00+00') TO ('2021-01-03 00:00+00');
+BEGIN;
+SELECT partheal_manage('rn', interval '1 day', premake => 0, retention => interval '30 days');
+ROLLBACK;
+BEGIN;
+SELECT partheal_manage('rn', interval '1 day', premake => 0, retention => interval '30 days',
+                       retention_keep_table => true);
+ROLLBACK;
+-- Nothing due: nothing said.
+BEGIN;
+SELECT partheal_manage('rn', interval '1 day', premake => 0, retention => interval '100 years');
+ROLLBACK;
+DROP TABLE rn;
+
 -- A session's TimeZone moves nothing: the same keys from a session in
 -- America/New_York land in the same windows, and a new one is cut in Berlin.
 SET TimeZone = 'America/New_York';
