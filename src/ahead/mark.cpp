@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -84,10 +85,28 @@ void request_next(Oid relid, int64 next, int64 size, int64 key_max) {
 // (ahead/headroom.hpp: with an increment above one the mark id itself may
 // never be drawn, and with one larger than a partition every draw asks for
 // the next draw's partition).
-std::optional<int64> mark_of_draw(int64 id, int64 increment, int64 size, int percent) {
+//
+// With draws in every partition, the mark asks for the far end of what the
+// table keeps ahead (premake, or the worker's headroom when its traffic
+// needs more), not for the next partition: registration and the poll have
+// made that one already, so asking for it would ask for nothing, and a burst
+// would wait for the worker's next poll. One mark, one partition: the queue
+// keeps pace with the partitions the writers use.
+std::optional<int64> mark_of_draw(int64 id, int64 increment, int64 size, int percent, int64 ahead) {
   std::optional<int64_t> target = mark_target(id, increment, size, percent);
   if (!target) return std::nullopt;
-  return static_cast<int64>(*target);
+  if (increment > size) return static_cast<int64>(*target);  // the next draw's own partition
+  const int64 n = partitions::partition_number(id, size);
+  const int64 far = n > PG_INT64_MAX - ahead ? PG_INT64_MAX : n + ahead;
+  return std::max(static_cast<int64>(*target), far);
+}
+
+// Partitions kept ahead of the one being filled once its mark is passed.
+int64 kept_ahead(Oid relid, int premake) {
+  uint32 headroom = 0;
+  registry::with_state(
+      relid, [&](registry::TableState& s) { headroom = pg_atomic_read_u32(&s.headroom); });
+  return std::max<int64>({1, static_cast<int64>(premake) + 1, static_cast<int64>(headroom)});
 }
 
 }  // namespace
@@ -101,7 +120,7 @@ std::vector<int64> mark_ids_in_use(const registry::ManagedTable& table, Oid owne
   if (percent == 0) return ids;
   std::optional<int64> position_n;
   for (int64 id : given) {
-    std::optional<int64> target = mark_of_draw(id, table.shape.sequence_increment, size, percent);
+    std::optional<int64> target = mark_target(id, table.shape.sequence_increment, size, percent);
     if (!target) continue;
     int64 n = partitions::partition_number(id, size);
     if (!position_n) {
@@ -122,12 +141,14 @@ void after_append(const registry::ManagedTable& table, const std::vector<int64>&
   if (!tracked || table.config.mark_percent == 0) return;
   const int64 size = table.config.partition_size;
   const int64 increment = table.shape.sequence_increment;
+  const int64 ahead = kept_ahead(table.shape.relid, table.config.premake);
   for (int64 id : ids)
-    if (std::optional<int64> target = mark_of_draw(id, increment, size, table.config.mark_percent))
+    if (std::optional<int64> target =
+            mark_of_draw(id, increment, size, table.config.mark_percent, ahead))
       request_next(table.shape.relid, *target, size, table.shape.key_max);
 }
 
-bool after_draw(Oid relid, int64 id, int64 increment) {
+bool after_draw(Oid relid, int64 id, int64 increment, int premake) {
   int64 size = 0;
   int percent = 0;
   int64 key_max = 0;
@@ -137,7 +158,8 @@ bool after_draw(Oid relid, int64 id, int64 increment) {
     key_max = static_cast<int64>(pg_atomic_read_u64(&s.key_max));
   });
   if (!tracked || size <= 0 || percent <= 0) return tracked;
-  if (std::optional<int64> target = mark_of_draw(id, increment, size, percent))
+  if (std::optional<int64> target =
+          mark_of_draw(id, increment, size, percent, kept_ahead(relid, premake)))
     request_next(relid, *target, size, key_max);
   return tracked;
 }

@@ -10,10 +10,10 @@
 namespace partheal::ahead {
 
 // Counts the append (`rows` stored), and for an id that is its partition's
-// mark, claims the next partition in the shared watermark and queues its
-// creation. `ids` are the ids in use: those drawn, and given ones that are
-// not ahead of the sequence (mark_ids_in_use), so that one far-ahead id
-// cannot raise the watermark over every partition below it.
+// mark, claims the far end of the partitions kept ahead (premake + 1, or the
+// worker's headroom) in the shared watermark and queues its creation. `ids` are the ids in use:
+// those drawn, and given ones that are not ahead of the sequence (mark_ids_in_use), so that one
+// far-ahead id cannot raise the watermark over every partition below it.
 void after_append(const registry::ManagedTable& table, const std::vector<int64>& ids, size_t rows);
 
 // The ids among `drawn` and `given` that the mark may act on: all drawn
@@ -24,8 +24,8 @@ std::vector<int64> mark_ids_in_use(const registry::ManagedTable& table, Oid owne
                                    const std::vector<int64>& given);
 
 // The same mark check for one id drawn by partheal_nextval, from the table's
-// shared state alone (no registry, no SQL). False when the table has no
-// state: it is not registered.
-bool after_draw(Oid relid, int64 id, int64 increment);
+// shared state and its premake (no SQL). False when the table has no state:
+// it is not registered.
+bool after_draw(Oid relid, int64 id, int64 increment, int premake);
 
 }  // namespace partheal::ahead

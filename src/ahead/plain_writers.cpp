@@ -8,6 +8,7 @@
 
 #include "ahead/headroom.hpp"
 #include "ahead/mark.hpp"
+#include "ahead/next_partition_wait.hpp"
 #include "pg/sequence.hpp"
 #include "partitions/key_space.hpp"
 #include "registry/registry.hpp"
@@ -93,6 +94,9 @@ PARTHEAL_SQL_FUNCTION(partheal_nextval) {
   int64 increment = table->shape.sequence_increment;
   // Only a caller who may insert into the table asks for its partitions.
   if (ahead::mark_target(id, increment, size, percent) && ahead::may_insert(relid))
-    (void)ahead::after_draw(relid, id, increment);
+    (void)ahead::after_draw(relid, id, increment, table->config.premake);
+  // A burst faster than the worker: past the mark, the next draws' partition
+  // must exist before they are drawn (ahead/next_partition_wait.hpp).
+  ahead::wait_for_next_partition(*table, id);
   return Int64GetDatum(id);
 }

@@ -7,11 +7,15 @@ SELECT partheal_manage('pw', 10, 50, nextval_default => true, premake => 0);
 -- The id default is now partheal_nextval of the table and its own sequence.
 SELECT pg_get_expr(adbin, adrelid) AS id_default
   FROM pg_attrdef WHERE adrelid = 'pw'::regclass AND adnum = 1;
--- Plain INSERTs draw through it. Id 5 is partition 0's mark (50%): the
--- worker is asked for partition 1 at once, with no poll.
+-- Plain INSERTs draw through it. The first draw finds fewer than 40 ids
+-- (4 partitions of 10) routable ahead of it: it has the worker make
+-- partitions 1 to 4 and waits for them, so the INSERTs that draw those ids
+-- find them. Id 5, partition 0's mark (50%), then finds them made and
+-- queues nothing.
 INSERT INTO pw (v) SELECT g FROM generate_series(1, 5) g;
-SELECT ahead_requested, watermark FROM partheal_stats WHERE parent = 'pw'::regclass;
-SELECT wait_for_partition('pw_p10') AS created_ahead;
+SELECT to_regclass('pw_p10') IS NOT NULL AS made_p10, to_regclass('pw_p40') IS NOT NULL AS made_p40,
+       to_regclass('pw_p50') IS NOT NULL AS made_p50;
+SELECT ahead_requested FROM partheal_stats WHERE parent = 'pw'::regclass;
 -- COPY too.
 COPY pw (v) FROM STDIN;
 6
@@ -152,13 +156,16 @@ SELECT partheal_manage('down', 10, NULL);
 SELECT partheal_reserve('down', 10);
 \echo :LAST_ERROR_SQLSTATE
 -- A sequence that steps by 5 still meets every mark: ids 0, 5, 10, ... and
--- the mark of partition 0 at 80% of 12 is 9, passed by the draw of 10.
+-- the mark of partition 0 at 80% of 12 is 9, passed by the draw of 10. The
+-- first draw's wait made the partitions of the next 48 ids already, so the
+-- mark queues nothing.
 CREATE SEQUENCE step_seq INCREMENT 5 MINVALUE 0 START 0;
 CREATE TABLE step (id bigint DEFAULT nextval('step_seq'), v int) PARTITION BY RANGE (id);
 CREATE TABLE step_p0 PARTITION OF step FOR VALUES FROM (0) TO (12);
 SELECT partheal_manage('step', 12, 80, true, premake => 0);
 INSERT INTO step (v) VALUES (1), (2), (3);
 SELECT ahead_requested, watermark FROM partheal_stats WHERE parent = 'step'::regclass;
+SELECT partition FROM parts WHERE parent = 'step'::regclass;
 -- partheal_unmanage puts nextval back on the partitions that carry
 -- partheal_nextval (PARTITION OF copies the parent's default) and that the
 -- caller owns; one owned by another role keeps it, with a WARNING: partheal
