@@ -74,6 +74,9 @@ struct TableWatch {
 // DEFAULT under ACCESS SHARE, which no writer waits for, stopped at the cap.
 constexpr long kExpiredCountMs = 60000;
 constexpr int64 kExpiredCap = 10000;
+// How far back the drain reaches without retention, and at most in windows.
+constexpr int64 kReachBackUs = 30 * USECS_PER_DAY;
+constexpr int64 kMostWindowsBack = 1000;
 std::map<Oid, TableWatch>& table_watches() {
   static auto* m = new std::map<Oid, TableWatch>();
   return *m;
@@ -144,6 +147,7 @@ struct Step {
   std::string window;            // FROM (...) TO (...), for messages
   std::optional<int64> expired;  // rows in DEFAULT older than the horizon's window, when counted
   std::string horizon_key;       // the first key of that window, for messages
+  bool past_horizon = false;     // that window is the retention horizon's, not the reach's
 };
 
 bool backing_off(Oid relid, int64 lower) {
@@ -280,33 +284,45 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired) 
     Oid namespace_oid = pg::guard([&] { return get_namespace_oid(schema, false); });
     // Anyone who can put a row in DEFAULT (an INSERT grant, a
     // cross-partition UPDATE, pg_write_all_data) chooses its key, and rows
-    // cannot be traced to who wrote them: so the worker makes only the
-    // windows from premake before now's to premake after it, the band a
-    // non-owner's append heals (heal/explicit_ids.hpp), and the catalog
+    // cannot be traced to who wrote them: so the worker makes windows only
+    // from its reach back (below) to premake after now's, and the catalog
     // cannot be grown without bound. Rows outside stay in DEFAULT, where
     // readers see them, for the owner's partheal_partition_data.
     const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
     const __int128 at = keys.number_of(keys.key_at(now + partitions::clock_offset(keys, now)));
     const __int128 band_last = at + table->config.premake;
+    const registry::Config& c = table->config;
+    // Back: late rows (a pipeline days behind, a window that closed while
+    // its rows were still in DEFAULT) are drained back to the retention
+    // horizon's window when the table has retention, else 30 days' worth of
+    // windows; never fewer than premake windows, nor more than 1,000.
+    __int128 lowest = at - c.premake;
+    std::optional<int64> horizon;
+    if (c.has_retention())
+      horizon = partitions::retention_horizon(keys, c.time_zone.c_str(), c.retention_months,
+                                              c.retention_days, c.retention_us, now);
+    const int64 reach_back_key =
+        horizon
+            ? *horizon
+            : keys.key_at(now - kReachBackUs + partitions::clock_offset(keys, now - kReachBackUs));
+    lowest = std::min(lowest, static_cast<__int128>(keys.number_of(reach_back_key)));
+    lowest = std::max(lowest, at - kMostWindowsBack);
     int64 from = keys.spec().min;
     int64 first = 0;
-    if (keys.first_key_of(static_cast<int64>(at - table->config.premake), &first))
-      from = Max(from, first);
+    if (keys.first_key_of(static_cast<int64>(lowest), &first)) from = Max(from, first);
     // Nor windows retention would drop at once: rows older than the window
     // holding the horizon stay in DEFAULT, where partheal never drops them.
-    const registry::Config& c = table->config;
+    bool past_horizon = false;
+    if (horizon && keys.first_key_of(keys.number_of(*horizon), &first) && first >= from) {
+      from = first;
+      past_horizon = true;
+    }
+    // The rows older than the reach are counted, as the owner, below.
     int64 expired_below = 0;
-    if (c.has_retention()) {
-      const int64 horizon = partitions::retention_horizon(
-          keys, c.time_zone.c_str(), c.retention_months, c.retention_days, c.retention_us, now);
-      if (keys.first_key_of(keys.number_of(horizon), &first)) {
-        from = Max(from, first);
-        // Counted as the owner, below.
-        if (count_expired) {
-          expired_below = first;
-          step.horizon_key = keys.key_text(first);
-        }
-      }
+    if (count_expired && from > keys.spec().min) {
+      expired_below = from;
+      step.horizon_key = keys.key_text(from);
+      step.past_horizon = past_horizon;
     }
     const Pass pass{relid, p, keys, existing, namespace_oid};
     // As the owner: the look into DEFAULT and the attach are the owner's
@@ -375,16 +391,24 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
         watch.expired_said = true;
         pg::report(
             LOG, 0,
-            fmt::format("{} the DEFAULT partition of {} holds {}{} {} older than the retention "
-                        "horizon's window, which starts at {}: partheal makes no window for them "
-                        "and never drops them",
+            fmt::format("{} the DEFAULT partition of {} holds {}{} {} older than {}, which "
+                        "starts at {}: partheal makes no window for them and never drops them",
                         errors::kLogExpiredInDefault, pg::relation_label(relid),
                         expired > kExpiredCap ? "more than " : "", Min(expired, kExpiredCap),
-                        expired == 1 ? "row" : "rows", step.horizon_key),
-            {"A window made for them would be past the horizon, and retention would drop it "
-             "with their rows at once.",
-             "DELETE them from the DEFAULT partition when they may go. "
-             "partheal_stats.default_expired_rows counts them."});
+                        expired == 1 ? "row" : "rows",
+                        step.past_horizon ? "the retention horizon's window"
+                                          : "the oldest window the drain makes",
+                        step.horizon_key),
+            {step.past_horizon
+                 ? "A window made for them would be past the horizon, and retention would drop "
+                   "it with their rows at once."
+                 : "The drain makes windows back to 30 days before now (1,000 windows at most), "
+                   "so that whoever may write into DEFAULT cannot make the owner's worker grow "
+                   "the catalog without bound.",
+             step.past_horizon ? "DELETE them from the DEFAULT partition when they may go. "
+                                 "partheal_stats.default_expired_rows counts them."
+                               : "Move them with CALL partheal_partition_data(...), or DELETE "
+                                 "them. partheal_stats.default_expired_rows counts them."});
       }
     }
     if (step.gave_up) back_off(window_back_offs()[{relid, *step.gave_up}]);

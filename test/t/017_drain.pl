@@ -180,22 +180,32 @@ is($said, 1, 'e: said once (PHL07)');
 
 ###########################################################################
 # d. Anyone who can put a row in DEFAULT chooses its key: the worker makes
-# only the windows from premake before now's to premake after, the band a
-# non-owner's append heals, and leaves the rest in DEFAULT.
+# windows only from 30 days back (at most 1,000 windows) to premake after
+# now's, and leaves the rest in DEFAULT, counted and said once. Late rows
+# within the reach move: 20 days late, or in a window that closed long ago
+# (before: only premake windows back, so both stayed in DEFAULT for good).
+$log_at = -s $node->logfile;
 $sql->(q{
   CREATE TABLE pub (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
   CREATE TABLE pub_default PARTITION OF pub DEFAULT;
   SELECT partheal_manage('pub', interval '1 day', premake => 2);
   INSERT INTO pub (at, body) VALUES (now() - interval '1 day', 'near'),
-    (now() - interval '30 days', 'far'), (now() + interval '30 days', 'future');
+    (now() - interval '20 days', 'late'), (now() - interval '29 days', 'late'),
+    (now() - interval '40 days', 'far'), (now() + interval '30 days', 'future');
 });
 ok(defined $within->(q{SELECT string_agg(body, ',' ORDER BY body) = 'far,future' FROM ONLY pub_default}, 30),
-  'd: the row within premake of now moves to its window');
-sleep 3;
+  'd: the rows within 30 days back move to their windows, 20 and 29 days late too');
+ok(defined $within->(q{SELECT default_expired_rows = 1 FROM partheal_stats WHERE parent = 'pub'::regclass}, 90),
+  'd: the row 40 days back is counted in partheal_stats.default_expired_rows');
 is($sql->(q{SELECT string_agg(body, ',' ORDER BY body) FROM ONLY pub_default}), 'far,future',
-  'd: the rows 30 days away stay in DEFAULT');
-is($sql->(q{SELECT count(*) FROM windows('pub') WHERE hi <= now() - interval '3 days' OR lo >= now() + interval '3 days'}),
-  '0', 'd: no window outside the band was made');
+  'd: the rows 40 days back and 30 days ahead stay in DEFAULT');
+is($sql->(q{SELECT count(*) FROM windows('pub') WHERE hi <= now() - interval '31 days' OR lo >= now() + interval '3 days'}),
+  '0', 'd: no window outside the reach was made');
+is($sql->(q{SELECT count(*) FROM windows('pub') WHERE lo > now() - interval '19 days' AND hi <= now() - interval '3 days'}),
+  '0', 'd: and none between the late rows\' windows: only those rows\' windows were made');
+my $pub_log = substr(slurp_file($node->logfile), $log_at);
+my $phl11 = () = $pub_log =~ /PHL11 the DEFAULT partition of "?public\.pub"? holds 1 row older than the oldest window the drain makes/g;
+is($phl11, 1, 'd: and said once (PHL11)');
 
 ###########################################################################
 # f. The switch per table: registered with drain_default => false, a
