@@ -368,8 +368,8 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
                            "go there, and the worker moves them into their windows",
                            shape.name),
                {"The worker makes now's window and premake after it, and the windows of rows "
-                "that reach DEFAULT within premake windows of now's, each attached past DEFAULT "
-                "with partheal_attach_window's locks.",
+                "in DEFAULT back to the retention horizon, or 30 days (1,000 windows at most), "
+                "each attached past DEFAULT with partheal_attach_window's locks.",
                 "Give drain_default => false to leave the rows in DEFAULT."});
   else if (shape.has_default_partition)
     pg::report(WARNING, 0,
