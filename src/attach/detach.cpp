@@ -107,7 +107,8 @@ bool detach_concurrently(const Parent& p, Oid partition, const reconcile::LockSe
 
 }  // namespace
 
-DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
+DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table,
+                              const std::function<bool()>& give_way) {
   using namespace reconcile;
   DetachResult r;
   if (referenced(partition)) {
@@ -124,20 +125,29 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
   // which no writer or reader conflicts with. Its commit takes the window
   // out of every later statement, those of transactions already open too:
   // one that wrote into it and writes again (a heal's rerun of ids drawn
-  // before the window fell due) would find no partition. So the parent is
-  // polled for in SHARE ROW EXCLUSIVE, a moment with no writer's transaction open, and
-  // held so up to that commit: writers wait for the first transaction's
-  // catalog change only, readers not at all. SHARE ROW EXCLUSIVE, not
-  // SHARE: it also conflicts with what SHARE UPDATE EXCLUSIVE does, which
-  // the command asks for on the parent later, so that nothing (a CREATE
+  // before the window fell due) would find no partition. So the window is
+  // polled for in SHARE ROW EXCLUSIVE, a moment with no transaction open
+  // that wrote into it, and held so up to that commit; the parent only in
+  // the command's own SHARE UPDATE EXCLUSIVE, so that no writer of the
+  // table's other partitions waits for any of it. (Earlier builds polled
+  // for SHARE ROW EXCLUSIVE on the parent, a moment with no writer's
+  // transaction open anywhere in the table: under writers whose
+  // transactions overlap there was none, and retention starved.) Holding
+  // the command's own lock on the parent also means nothing (a CREATE
   // INDEX's SHARE) can come in between and close a cycle.
   LockSet set =
-      concurrent ? LockSet{{p.relid, ShareRowExclusiveLock}, {partition, ShareUpdateExclusiveLock}}
+      concurrent ? LockSet{{p.relid, ShareUpdateExclusiveLock}, {partition, ShareRowExclusiveLock}}
                  : detach_lock_set(p, partition);
   if (!concurrent) set.insert(set.end(), tree.begin(), tree.end());
   std::string last = "the locks were taken whenever partheal looked";
   const int attempts = settings::attach_lock_attempts;
-  for (int i = 0; i < attempts; ++i) {
+  bool gave_way = false;
+  for (int i = 0; i < attempts && !gave_way; ++i) {
+    if (i > 0 && give_way && give_way()) {
+      gave_way = true;
+      last = "gave way to a heal request";
+      break;
+    }
     if (i > 0) pg::pause_ms(std::min(1000L, 50L << std::min(i - 1, 5)));
     r.attempts++;
     // Every attempt but the last polls; the last queues within the budget,
@@ -179,6 +189,11 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
         return r;
       } catch (const LocksBusy&) {
         if (since_ms(polling_since) >= lock_budget_ms()) break;
+        if (give_way && give_way()) {
+          gave_way = true;
+          last = "gave way to a heal request";
+          break;
+        }
         pg::pause_ms(5);
       } catch (const PgError& e) {
         if (!is_lock_wait(e)) throw;
@@ -191,8 +206,11 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table) {
     }
   }
   r.outcome = DetachOutcome::kBusy;
-  r.reason = fmt::format("its locks could not be had in {} attempts of {} ms ({})", attempts,
-                         lock_budget_ms(), last);
+  r.reason = gave_way ? fmt::format("it {} after {} attempt{}", last, r.attempts,
+                                    r.attempts == 1 ? "" : "s")
+                      : fmt::format("its locks could not be had in {} attempts of {} ms ({})",
+                                    attempts, lock_budget_ms(), last);
+  r.gave_way = gave_way;
   return r;
 }
 

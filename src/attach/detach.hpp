@@ -7,6 +7,8 @@
 // partheal give way, not the writers queue behind it.
 #pragma once
 
+#include <functional>
+
 #include <string>
 
 #include "attach/window.hpp"
@@ -28,6 +30,7 @@ struct DetachResult {
   std::string reason;          // why it was left attached
   std::string concurrent_sql;  // kConcurrent: ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY
   TimestampTz held_since = 0;  // kConcurrent: when the parent's lock was had
+  bool gave_way = false;       // kBusy: ended by give_way, to be tried again at once
 };
 
 // Detaches `partition` from the parent, and drops it unless keep_table, in
@@ -39,13 +42,17 @@ struct DetachResult {
 // nothing makes it a worse choice (the window is partitioned itself, has
 // foreign keys to other tables, or a view on it would make the DROP that
 // follows in a later transaction fail), nothing is detached here: the
-// result is kConcurrent, with the locks that command takes polled for and
-// held (and SHARE ROW EXCLUSIVE on the parent: no writer's transaction is open), and the
+// result is kConcurrent, with the locks that command takes (SHARE UPDATE
+// EXCLUSIVE on the parent and the window) polled for and held, and the
 // statement to run through pg::run_top_level in this same transaction.
-// Readers of the parent never wait for that command, writers only for its
-// first transaction's catalog change; its second waits, within
-// lock_timeout, for the transactions that still use the parent.
-DetachResult detach_partition(const Parent& parent, Oid partition, bool keep_table);
+// Neither readers nor writers of the parent wait for that command; its
+// second transaction waits, within lock_timeout, for the transactions that
+// still use the parent.
+//
+// `give_way`, asked between polls, ends the attempt (kBusy) when it says
+// so: the worker's heal requests must not wait behind retention's polling.
+DetachResult detach_partition(const Parent& parent, Oid partition, bool keep_table,
+                              const std::function<bool()>& give_way = {});
 
 // Readies the completion of a DETACH ... CONCURRENTLY that stopped between
 // its transactions: takes its locks, each wait within the attach's lock

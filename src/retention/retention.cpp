@@ -190,7 +190,9 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       // As the owner, as the heal's DDL runs: a DROP's event triggers and
       // dependency checks are the owner's business.
       pg::as_role(p.owner, [&] {
-        step.result = attach::detach_partition(p, partition, c.retention_keep_table);
+        step.result = attach::detach_partition(p, partition, c.retention_keep_table, [] {
+          return worker::heal_requests_pending(MyDatabaseId);
+        });
       });
       step.owner = p.owner;
       step.keep = c.retention_keep_table;
@@ -342,8 +344,8 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
             step.finalized ? "completed a pending DETACH CONCURRENTLY (FINALIZE)"
             : step.concurrent
                 ? fmt::format(
-                      "detached it concurrently: the parent was locked for {} ms against "
-                      "writers (SHARE, up to its first commit), never against readers",
+                      "detached it concurrently: the parent was held for {} ms up to its first "
+                      "commit in SHARE UPDATE EXCLUSIVE, against neither writers nor readers",
                       step.result.parent_held_ms)
                 : fmt::format("the parent was locked for {} ms", step.result.parent_held_ms);
         pg::report(
@@ -363,6 +365,12 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
       case attach::DetachOutcome::kConcurrent:  // run above, and kDetached since
         break;
       case attach::DetachOutcome::kBusy:
+        // Gave way to a heal request: served next, and the window is tried
+        // again at the worker's next round, which comes at once.
+        if (step.result.gave_way) {
+          any = true;
+          break;
+        }
         back_off(back_offs()[{relid, step.partition}]);
         say_left(relid, step, step.result.reason, "partheal tries again, backing off to a minute.");
         break;

@@ -329,6 +329,17 @@ void hold_request_lock(Request& r, int slot, uint64 generation) {
 
 }  // namespace
 
+bool heal_requests_pending(Oid dboid) {
+  for (int i = 0; i < nrequests; ++i) {
+    Request& r = requests[i];
+    SpinLockAcquire(&r.mutex);
+    bool pending = r.state == RequestState::kPending && r.dboid == dboid;
+    SpinLockRelease(&r.mutex);
+    if (pending) return true;
+  }
+  return false;
+}
+
 void serve_heal_requests(Oid dboid) {
   for (int i = 0; i < nrequests; ++i) {
     Request& r = requests[i];

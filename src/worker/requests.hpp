@@ -26,6 +26,10 @@ partitions::Ensured create_covering_partition_at_once(Oid relid, int64 key,
 // transaction of its own that holds the request's lock.
 void serve_heal_requests(Oid dboid);
 
+// True when a heal request of the database waits for the worker: what the
+// worker polls for locks for gives way to it.
+bool heal_requests_pending(Oid dboid);
+
 // The worker, at exit (FATAL included): hands back the requests it had
 // taken, so that the next worker serves them.
 void hand_back_heal_requests(Oid dboid);
