@@ -113,8 +113,8 @@ upkeep_fill ret_ph; upkeep_fill ret_phd; upkeep_fill ret_pm
 psql_b -c 'VACUUM ANALYZE ret_ph, ret_phd, ret_pm' >/dev/null
 # upkeep_retention TABLE: partheal's worker retires its 30 windows under the
 # writer; the longest hold is the longest PHL09 "locked for" (for a window
-# detached concurrently, the SHARE lock against writers up to the first
-# commit of DETACH CONCURRENTLY).
+# detached concurrently, "held for": the parent's SHARE UPDATE EXCLUSIVE,
+# against no writer, up to the first commit of DETACH CONCURRENTLY).
 declare -A up_dropped up_left
 upkeep_retention() {
   local t=$1 log_from i
@@ -131,7 +131,7 @@ upkeep_retention() {
   sleep 1
   upkeep_stop "$t"
   up_hold[$t]=$(tail -n +"$((log_from + 1))" "$work/server.log" | grep "PHL09 retention detached \"public\.${t}_[0-9]*\"" |
-    sed -n 's/.* locked for \([0-9]*\) ms.*/\1/p' | sort -n | tail -1)
+    sed -n 's/.* \(locked\|held\) for \([0-9]*\) ms.*/\2/p' | sort -n | tail -1)
   up_dropped[$t]=$(psql_b -c "SELECT dropped_windows FROM partheal_stats WHERE parent = '$t'::regclass")
   up_left[$t]=$(psql_b -c "SELECT count(*) FROM $t WHERE body = 'old'")
 }
