@@ -4,9 +4,11 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "partitions/attach_locks.hpp"
 #include "partitions/catalog.hpp"
 #include "partitions/key_space.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus.hpp"
 #include "worker/requests.hpp"
 
 extern "C" {
@@ -48,16 +50,32 @@ bool known(const registry::ManagedTable& table, int64 last_n) {
   return last_n <= std::max(seen.exists_through, seen.given_up);
 }
 
-// Errors that end the statement whatever partheal wants: the wait was
-// cancelled, PostgreSQL's deadlock check chose this backend, or the server
-// is short of something or broken. The rest are the worker's answer (or its
-// silence, PH002), raised by partheal after the wait was cleaned up.
+// Errors raised inside PostgreSQL during the wait (it was cancelled,
+// PostgreSQL's deadlock check chose this backend, memory ran out) end the
+// statement: only a (sub)transaction's abort cleans up after them. What
+// partheal raised itself after the wait was cleaned up (the worker's answer,
+// relayed whatever its SQLSTATE, or its silence, PH002) is not this row's
+// business.
 bool must_pass_on(const PgError& e) {
-  const int category = ERRCODE_TO_CATEGORY(e.sqlerrcode());
-  return e.sqlerrcode() == ERRCODE_T_R_DEADLOCK_DETECTED ||
-         category == ERRCODE_TO_CATEGORY(ERRCODE_QUERY_CANCELED) ||
-         category == ERRCODE_TO_CATEGORY(ERRCODE_INSUFFICIENT_RESOURCES) ||
-         category == ERRCODE_TO_CATEGORY(ERRCODE_INTERNAL_ERROR);
+  return e.fields().context_complete;
+}
+
+// Whether this backend may wait for the worker to attach a partition: it
+// writes the table (INSERT and COPY hold ROW EXCLUSIVE on it; a SELECT of
+// partheal_nextval does not), by a role that may insert (as a mark's
+// request), and holds no lock the worker's ATTACH needs (LOCK TABLE, an
+// earlier write to a table at the other end of a foreign key, DDL in the
+// same transaction), which would make the worker wait for it.
+bool may_wait(Relation rel) {
+  const Oid relid = RelationGetRelid(rel);
+  bool writing = pg::guard([&] {
+    return CheckRelationLockedByMe(rel, RowExclusiveLock, false) &&
+           pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
+  });
+  // A Citus table's partition is distributed by the worker under Citus's
+  // own locks too: its writers route on the shards; left to the poll.
+  return writing && !pg::citus::is_citus_table(relid) &&
+         !partitions::held_attach_lock_conflict(relid);
 }
 
 }  // namespace
@@ -96,17 +114,11 @@ void wait_for_next_partition(const registry::ManagedTable& table, int64 id) {
     if (!partitions::first_id_of(k, size, table.shape.key_max, &first)) return;
     Relation rel = pg::guard([&] { return try_relation_open(relid, AccessShareLock); });
     if (rel == nullptr) return;
-    // Only a draw for a row being inserted here waits: INSERT and COPY hold
-    // ROW EXCLUSIVE on the table (a SELECT of partheal_nextval does not), by
-    // a role that may insert (as a mark's request).
     bool routes = partitions::routes(rel, first);
-    bool writing = pg::guard([&] {
-      return CheckRelationLockedByMe(rel, RowExclusiveLock, true) &&
-             pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
-    });
+    bool waits = !routes && may_wait(rel);
     pg::guard([&] { relation_close(rel, NoLock); });
     if (!routes) {
-      if (!writing) return;
+      if (!waits) return;
       try {
         (void)worker::create_covering_partition(relid, first, table.key_spec());
         // Committed by the worker: this backend's next statements see it.

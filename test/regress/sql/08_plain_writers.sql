@@ -166,6 +166,33 @@ SELECT partheal_manage('step', 12, 80, true, premake => 0);
 INSERT INTO step (v) VALUES (1), (2), (3);
 SELECT ahead_requested, watermark FROM partheal_stats WHERE parent = 'step'::regclass;
 SELECT partition FROM parts WHERE parent = 'step'::regclass;
+-- A draw's wait is for partitions the worker attaches. A transaction that
+-- holds a lock the worker's ATTACH needs does not wait (it would wait for
+-- itself, until PostgreSQL's deadlock check failed the INSERT with 40P01):
+-- a row written first to the table a foreign key points to (ROW EXCLUSIVE
+-- on it, against ATTACH's SHARE ROW EXCLUSIVE to clone the key), or the
+-- table locked in SHARE MODE. Both INSERTs land; the next INSERT, in a
+-- transaction of its own, has the partitions of the next 40 ids made.
+CREATE TABLE fkref (id int PRIMARY KEY);
+CREATE TABLE fkw (id bigserial, r int REFERENCES fkref, v int) PARTITION BY RANGE (id);
+CREATE TABLE fkw_p0 PARTITION OF fkw FOR VALUES FROM (0) TO (10);
+SELECT partheal_manage('fkw', 10, 80, true, premake => 0);
+BEGIN;
+INSERT INTO fkref VALUES (1);
+INSERT INTO fkw (r, v) VALUES (1, 1);
+COMMIT;
+CREATE TABLE lk (id bigserial, v int) PARTITION BY RANGE (id);
+CREATE TABLE lk_p0 PARTITION OF lk FOR VALUES FROM (0) TO (10);
+SELECT partheal_manage('lk', 10, 80, true, premake => 0);
+BEGIN;
+LOCK TABLE lk IN SHARE MODE;
+INSERT INTO lk (v) VALUES (1);
+COMMIT;
+SELECT (SELECT count(*) FROM fkw) AS fkw_rows, (SELECT count(*) FROM lk) AS lk_rows;
+INSERT INTO fkw (r, v) VALUES (1, 2);
+SELECT to_regclass('fkw_p40') IS NOT NULL AS fkw_p40_made;
+SELECT partheal_unmanage('fkw'), partheal_unmanage('lk');
+DROP TABLE fkw, lk, fkref;
 -- partheal_unmanage puts nextval back on the partitions that carry
 -- partheal_nextval (PARTITION OF copies the parent's default) and that the
 -- caller owns; one owned by another role keeps it, with a WARNING: partheal
