@@ -26,8 +26,8 @@ constexpr size_t kListed = 10;  // windows named in the DETAIL; the rest counted
 
 }  // namespace
 
-void say_due_windows(const registry::TableShape& shape, const registry::Config& config) {
-  if (!config.retains()) return;
+size_t say_due_windows(const registry::TableShape& shape, const registry::Config& config) {
+  if (!config.retains()) return 0;
   const registry::ManagedTable table{shape, config};
   Relation rel = pg::guard([&] { return relation_open(shape.relid, AccessShareLock); });
   std::vector<partitions::Partition> parts = partitions::attached_partitions(rel);
@@ -37,7 +37,7 @@ void say_due_windows(const registry::TableShape& shape, const registry::Config& 
   // Citus nodes: what is certain now.
   const registry::RetentionHorizon horizon =
       registry::retention_horizon(table, owner, false, false);
-  if (!horizon.any()) return;
+  if (!horizon.any()) return 0;
   const partitions::KeySpace keys = table.key_space();
   std::vector<std::string> due;
   for (const partitions::Partition& part : parts) {
@@ -52,7 +52,7 @@ void say_due_windows(const registry::TableShape& shape, const registry::Config& 
     else
       due.push_back({});
   }
-  if (due.empty()) return;
+  if (due.empty()) return 0;
   std::string listed;
   for (size_t i = 0; i < due.size() && i < kListed; ++i) listed += (i ? "; " : "") + due[i];
   if (due.size() > kListed) listed += fmt::format("; and {} more", due.size() - kListed);
@@ -70,6 +70,7 @@ void say_due_windows(const registry::TableShape& shape, const registry::Config& 
              "them attached."
            : "Run partheal_unmanage, or ROLLBACK a registration made in a transaction, before "
              "the worker acts; retention_keep_table => true keeps such partitions as tables."});
+  return due.size();
 }
 
 }  // namespace partheal::manage

@@ -9,6 +9,7 @@
 #include "manage/due_windows_internal.hpp"
 #include "manage/id_default_internal.hpp"
 #include "manage/manage.hpp"
+#include "manage/summary_internal.hpp"
 #include "manage/time_internal.hpp"
 #include "registry/table_state.hpp"
 #include "registry/registry.hpp"
@@ -319,6 +320,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   manage::refuse_time_key_for_ids(shape);
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
+  const std::vector<Oid> before = manage::attached_now(shape.relid);
 
   registry::Config config;
   config.partition_size = a.size;
@@ -339,9 +341,9 @@ PARTHEAL_SQL_FUNCTION(partheal_manage) {
   else if (a.nextval_default == false)
     manage::restore_nextval(shape.relid);
   manage::make_first_ahead(shape, config);
-  manage::say_due_windows(shape, config);
+  const size_t due = manage::say_due_windows(shape, config);
   manage::want_worker_or_warn();
-  PG_RETURN_VOID();
+  return manage::summary_datum(manage::registration_summary(shape, config, before, due));
 }
 
 PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
@@ -353,6 +355,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
   if (!keep_given) config.retention_keep_table = manage::keep_table_of(shape.relid, std::nullopt);
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
+  const std::vector<Oid> before = manage::attached_now(shape.relid);
   // drain_default NULL keeps the registration's; a catalog older than 0.6
   // has no switch, and its tables are not drained until it is updated.
   if (!registry::config_has_drain_column()) {
@@ -383,9 +386,9 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
                 "Move its rows into windows with partheal_partition_data and detach it, and "
                 "partheal makes the windows from then on."});
   manage::make_first_ahead(shape, config);
-  manage::say_due_windows(shape, config);
+  const size_t due = manage::say_due_windows(shape, config);
   manage::want_worker_or_warn();
-  PG_RETURN_VOID();
+  return manage::summary_datum(manage::registration_summary(shape, config, before, due));
 }
 
 PARTHEAL_SQL_FUNCTION(partheal_unmanage) {

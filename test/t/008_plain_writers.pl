@@ -153,7 +153,7 @@ is($node->safe_psql('old', q{SELECT parent, heals FROM my_stats}), 'm|1',
 is($node->safe_psql('old', q{SELECT has_table_privilege('stats_reader', 'partheal_stats', 'SELECT')}),
   't', 'and so does a grant on it');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}),
-  $current, "ALTER EXTENSION partheal UPDATE reaches $current, through 0.2, 0.3, 0.4, 0.5, 0.6, 0.7 and 0.8");
+  $current, "ALTER EXTENSION partheal UPDATE reaches $current, through 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8 and 0.9");
 # An update ends where a fresh install starts: the same objects, no more
 # (0.4 dropped partheal_boundary_selftest, which 0.1 to 0.3 had).
 my $members = q{SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
@@ -519,6 +519,31 @@ is($v08->($shapes), $fresh_shapes, 'and their definitions');
 $v08->(q{SELECT partheal_manage('e8', '1 day', 2)});
 is($v08->(q{SELECT premake FROM partheal_config WHERE parent = 'e8'::regclass}), '2',
   'and partheal_manage(\'e8\', \'1 day\', 2) takes premake 2');
+
+# A 0.9 database: partheal_manage returns void there, under this library
+# too (its C function's text is dropped); the update makes all three forms
+# return the summary, and the text form passes it on.
+$node->safe_psql('postgres', 'CREATE DATABASE v09');
+my $v09 = sub { $node->safe_psql('v09', shift) };
+is($v09->(q{
+  CREATE EXTENSION partheal VERSION '0.9';
+  CREATE TABLE i9 (id bigserial, v text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('i9', 100, premake => 1);
+}), '', 'a 0.9 database\'s partheal_manage returns void under this library');
+is($v09->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'i9'::regclass}), '2',
+  'and registers and makes the partitions as before');
+$v09->('ALTER EXTENSION partheal UPDATE');
+is($v09->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.9 database updates to the current version');
+is($v09->($members), $fresh_members, 'with the objects of a fresh install');
+is($v09->($shapes), $fresh_shapes, 'and their definitions');
+like($v09->(q{SELECT partheal_manage('i9', 100, premake => 3)}),
+  qr/^"i9" is managed: partitions of 100 ids, 3 kept ahead, the next made at 80% of the current one; made 2 partitions, i9_p200 to i9_p300$/,
+  'after it, the id form returns its summary');
+$v09->(q{CREATE TABLE e9 (at timestamptz NOT NULL, v text) PARTITION BY RANGE (at)});
+like($v09->(q{SELECT partheal_manage('e9', '1 hour', 1)}),
+  qr/^"e9" is managed: windows of 01:00:00 in UTC, 1 kept ahead, DEFAULT drained; made [23] windows, e9_p\d{8}_\d{6} to e9_p\d{8}_\d{6}$/,
+  'and the text form the time form\'s');
 
 $node->stop;
 done_testing();

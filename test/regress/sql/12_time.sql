@@ -23,34 +23,34 @@ CREATE TABLE ts_t (at timestamp NOT NULL DEFAULT localtimestamp, body text) PART
 CREATE TABLE d_t (day date NOT NULL DEFAULT CURRENT_DATE, body text) PARTITION BY RANGE (day);
 CREATE TABLE id_t (id bigserial, body text) PARTITION BY RANGE (id);
 \set VERBOSITY verbose
-SELECT partheal_manage('tz_t', interval '1 month 2 days');
-SELECT partheal_manage('tz_t', interval '0');
-SELECT partheal_manage('tz_t', interval '-1 day');
-SELECT partheal_manage('tz_t', interval '7 hours');
-SELECT partheal_manage('tz_t', interval '5 months');
-SELECT partheal_manage('tz_t', interval '3 days');
-SELECT partheal_manage('tz_t', interval '24 hours');
-SELECT partheal_manage('tz_t', interval '1.5 seconds');
-SELECT partheal_manage('d_t', interval '1 hour');
-SELECT partheal_manage('ts_t', interval '1 day', time_zone => 'Europe/Berlin');
-SELECT partheal_manage('d_t', interval '1 day', time_zone => 'Asia/Kolkata');
-SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'Mars/Olympus_Mons');
-SELECT partheal_manage('tz_t', interval '1 day', retention => interval '-1 day');
-SELECT partheal_manage('tz_t', interval '1 day', retention => interval '0');
-SELECT partheal_manage('tz_t', interval '1 day', retention => interval '5000 years');
-SELECT partheal_manage('tz_t', interval '1 day', premake => -1);
-SELECT partheal_manage('tz_t', interval '1 day', premake => NULL);
-SELECT partheal_manage('tz_t', NULL::interval);
-SELECT partheal_manage('tz_t', interval '1 day', time_zone => NULL);
-SELECT partheal_manage('id_t', interval '1 day');
-SELECT partheal_manage('tz_t', 1000);
+SELECT undated(partheal_manage('tz_t', interval '1 month 2 days'));
+SELECT undated(partheal_manage('tz_t', interval '0'));
+SELECT undated(partheal_manage('tz_t', interval '-1 day'));
+SELECT undated(partheal_manage('tz_t', interval '7 hours'));
+SELECT undated(partheal_manage('tz_t', interval '5 months'));
+SELECT undated(partheal_manage('tz_t', interval '3 days'));
+SELECT undated(partheal_manage('tz_t', interval '24 hours'));
+SELECT undated(partheal_manage('tz_t', interval '1.5 seconds'));
+SELECT undated(partheal_manage('d_t', interval '1 hour'));
+SELECT undated(partheal_manage('ts_t', interval '1 day', time_zone => 'Europe/Berlin'));
+SELECT undated(partheal_manage('d_t', interval '1 day', time_zone => 'Asia/Kolkata'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', time_zone => 'Mars/Olympus_Mons'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', retention => interval '-1 day'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', retention => interval '0'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', retention => interval '5000 years'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', premake => -1));
+SELECT undated(partheal_manage('tz_t', interval '1 day', premake => NULL));
+SELECT undated(partheal_manage('tz_t', NULL::interval));
+SELECT undated(partheal_manage('tz_t', interval '1 day', time_zone => NULL));
+SELECT undated(partheal_manage('id_t', interval '1 day'));
+SELECT undated(partheal_manage('tz_t', 1000));
 \set VERBOSITY default
 -- A POSIX specification is refused: its offsets count west of Greenwich.
-SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'UTC+5');
-SELECT partheal_manage('tz_t', interval '1 day', time_zone => '<+05>-05');
+SELECT undated(partheal_manage('tz_t', interval '1 day', time_zone => 'UTC+5'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', time_zone => '<+05>-05'));
 -- The host's own zone is refused too: it is not a stable name.
-SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'localtime');
-SELECT partheal_manage('tz_t', interval '1 day', time_zone => 'PosixRules');
+SELECT undated(partheal_manage('tz_t', interval '1 day', time_zone => 'localtime'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', time_zone => 'PosixRules'));
 -- Nothing was registered or created by any of them.
 SELECT count(*) FROM partheal_config WHERE parent IN ('tz_t'::regclass, 'ts_t', 'd_t', 'id_t');
 SELECT window_count('tz_t'), window_count('ts_t'), window_count('d_t');
@@ -60,19 +60,19 @@ SELECT window_count('tz_t'), window_count('ts_t'), window_count('d_t');
 -- interval form.
 CREATE TABLE untyped_t (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
 CREATE TABLE untyped_i (id bigserial) PARTITION BY RANGE (id);
-SELECT partheal_manage('untyped_t', '1 day'), partheal_manage('untyped_i', '1000');
+SELECT undated(partheal_manage('untyped_t', '1 day')), partheal_manage('untyped_i', '1000');
 SELECT parent, partition_size, partition_interval, premake FROM partheal_config
  WHERE parent IN ('untyped_t'::regclass, 'untyped_i') ORDER BY parent::text;
 -- The natural forms with more arguments (0.9): an untyped window length with
 -- premake third, or named, or with an untyped retention and a zone.
-SELECT partheal_manage('untyped_t', '1 hour', 3);
+SELECT undated(partheal_manage('untyped_t', '1 hour', 3));
 SELECT partition_interval, premake FROM partheal_config WHERE parent = 'untyped_t'::regclass;
-SELECT partheal_manage('untyped_t', '1 day', premake => 2, retention => '30 days', time_zone => 'Europe/Berlin');
+SELECT undated(partheal_manage('untyped_t', '1 day', premake => 2, retention => '30 days', time_zone => 'Europe/Berlin'));
 SELECT partition_interval, premake, retention, time_zone FROM partheal_config WHERE parent = 'untyped_t'::regclass;
 -- What is neither a size nor a window length says so; a quoted size with
 -- more arguments says to write it as a number; nothing changes.
-SELECT partheal_manage('untyped_t', '1 dya', 2);
-SELECT partheal_manage('untyped_i', '1000', 50);
+SELECT undated(partheal_manage('untyped_t', '1 dya', 2));
+SELECT undated(partheal_manage('untyped_i', '1000', 50));
 SELECT parent, partition_size, partition_interval, premake FROM partheal_config
  WHERE parent IN ('untyped_t'::regclass, 'untyped_i') ORDER BY parent::text;
 SELECT partheal_unmanage('untyped_t'), partheal_unmanage('untyped_i');
@@ -80,9 +80,9 @@ SELECT partheal_unmanage('untyped_t'), partheal_unmanage('untyped_i');
 -- A zone database name is taken in any case, as SET TIME ZONE takes it, and
 -- so is a legacy name of the database with digits in it.
 CREATE TABLE zcase_t (at timestamptz NOT NULL) PARTITION BY RANGE (at);
-SELECT partheal_manage('zcase_t', interval '1 day', premake => 0, time_zone => 'europe/berlin');
+SELECT undated(partheal_manage('zcase_t', interval '1 day', premake => 0, time_zone => 'europe/berlin'));
 SELECT partheal_unmanage('zcase_t');
-SELECT partheal_manage('zcase_t', interval '1 day', premake => 0, time_zone => 'EST5EDT');
+SELECT undated(partheal_manage('zcase_t', interval '1 day', premake => 0, time_zone => 'EST5EDT'));
 SELECT time_zone FROM partheal_config WHERE parent = 'zcase_t'::regclass;
 SELECT partheal_unmanage('zcase_t');
 DROP TABLE zcase_t;
@@ -90,11 +90,11 @@ DROP TABLE zcase_t;
 -- Registration makes the window holding now() and premake after it, before
 -- it returns; a ROLLBACK takes them back with the registration.
 BEGIN;
-SELECT partheal_manage('tz_t', interval '1 day', premake => 2);
+SELECT undated(partheal_manage('tz_t', interval '1 day', premake => 2));
 SELECT window_count('tz_t');
 ROLLBACK;
 SELECT window_count('tz_t'), count(*) FROM partheal_config WHERE parent = 'tz_t'::regclass;
-SELECT partheal_manage('tz_t', interval '1 day', premake => 2);
+SELECT undated(partheal_manage('tz_t', interval '1 day', premake => 2));
 SELECT window_count('tz_t') >= 3 AS made_ahead;
 -- The window holding now() is there, so a plain INSERT lands.
 INSERT INTO tz_t (body) VALUES ('plain insert');
@@ -103,7 +103,7 @@ SELECT count(*) FROM tz_t;
 -- Daily in Europe/Berlin across both 2021 DST changes: the spring day is 23
 -- hours, the autumn day 25, with no hole and no overlap.
 CREATE TABLE berlin (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-SELECT partheal_manage('berlin', interval '1 day', premake => 0, time_zone => 'Europe/Berlin');
+SELECT undated(partheal_manage('berlin', interval '1 day', premake => 0, time_zone => 'Europe/Berlin'));
 SELECT count(*) FROM partheal_append('berlin', '[
   {"at": "2021-03-27 12:00:00+01"}, {"at": "2021-03-28 01:30:00+01"},
   {"at": "2021-03-28 23:59:59+02"}, {"at": "2021-03-29 00:00:00+02"},
@@ -121,7 +121,7 @@ SELECT name, upper(r) - lower(r) AS length FROM (
 -- lands in the window of its own local day, 3 November, and 2 November is
 -- 24 hours.
 CREATE TABLE hv (at timestamptz NOT NULL, v int) PARTITION BY RANGE (at);
-SELECT partheal_manage('hv', interval '1 day', premake => 0, time_zone => 'America/Havana');
+SELECT undated(partheal_manage('hv', interval '1 day', premake => 0, time_zone => 'America/Havana'));
 SELECT count(*) FROM partheal_append('hv', '[
   {"at": "2024-11-03 04:30:00+00"}, {"at": "2024-11-03 05:30:00+00"}, {"at": "2024-11-02 12:00:00+00"}]');
 SELECT tableoid::regclass AS window, at FROM hv ORDER BY at;
@@ -139,15 +139,15 @@ CREATE TABLE rn (at timestamptz NOT NULL, v int) PARTITION BY RANGE (at);
 CREATE TABLE rn_old1 PARTITION OF rn FOR VALUES FROM ('2021-01-01 00:00+00') TO ('2021-01-02 00:00+00');
 CREATE TABLE rn_old2 PARTITION OF rn FOR VALUES FROM ('2021-01-02 00:00+00') TO ('2021-01-03 00:00+00');
 BEGIN;
-SELECT partheal_manage('rn', interval '1 day', premake => 0, retention => interval '30 days');
+SELECT undated(partheal_manage('rn', interval '1 day', premake => 0, retention => interval '30 days'));
 ROLLBACK;
 BEGIN;
-SELECT partheal_manage('rn', interval '1 day', premake => 0, retention => interval '30 days',
-                       retention_keep_table => true);
+SELECT undated(partheal_manage('rn', interval '1 day', premake => 0, retention => interval '30 days',
+                       retention_keep_table => true));
 ROLLBACK;
 -- Nothing due: nothing said.
 BEGIN;
-SELECT partheal_manage('rn', interval '1 day', premake => 0, retention => interval '100 years');
+SELECT undated(partheal_manage('rn', interval '1 day', premake => 0, retention => interval '100 years'));
 ROLLBACK;
 DROP TABLE rn;
 
@@ -161,21 +161,21 @@ SELECT * FROM old_windows('berlin') WHERE name LIKE 'berlin_p202106%';
 
 -- Monthly in Asia/Kolkata (+05:30): months start at local midnight of the 1st.
 CREATE TABLE kolkata (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('kolkata', interval '1 month', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT undated(partheal_manage('kolkata', interval '1 month', premake => 0, time_zone => 'Asia/Kolkata'));
 SELECT count(*) FROM partheal_append('kolkata', '[{"at": "2021-11-30 18:30:00+00"}, {"at": "2021-11-30 18:29:59+00"}]');
 SELECT * FROM old_windows('kolkata');
 
 -- Quarters, half-years, years and weeks (from Monday, in UTC).
 CREATE TABLE quarters (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('quarters', interval '3 months', premake => 0);
+SELECT undated(partheal_manage('quarters', interval '3 months', premake => 0));
 SELECT count(*) FROM partheal_append('quarters', '{"at": "2021-05-17 10:00:00+00"}');
 SELECT * FROM old_windows('quarters');
 CREATE TABLE years (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('years', interval '1 year', premake => 0);
+SELECT undated(partheal_manage('years', interval '1 year', premake => 0));
 SELECT count(*) FROM partheal_append('years', '{"at": "2021-05-17 10:00:00+00"}');
 SELECT * FROM old_windows('years');
 CREATE TABLE weeks (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('weeks', interval '1 week', premake => 0);
+SELECT undated(partheal_manage('weeks', interval '1 week', premake => 0));
 -- 2021-12-01 was a Wednesday; 2021-11-29 a Monday.
 SELECT count(*) FROM partheal_append('weeks', '[{"at": "2021-12-01 10:00:00+00"}, {"at": "2021-11-29 00:00:00+00"}, {"at": "2021-11-28 23:59:59+00"}]');
 SELECT * FROM old_windows('weeks');
@@ -183,26 +183,26 @@ SELECT * FROM old_windows('weeks');
 -- Under a day: fixed lengths from the Unix epoch, named to the second, from
 -- the lower bound's time in the zone.
 CREATE TABLE quarter_hours (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('quarter_hours', interval '15 minutes', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT undated(partheal_manage('quarter_hours', interval '15 minutes', premake => 0, time_zone => 'Asia/Kolkata'));
 SELECT count(*) FROM partheal_append('quarter_hours', '[{"at": "2021-12-01 10:07:00+00"}, {"at": "2021-12-01 10:15:00+00"}]');
 SELECT * FROM old_windows('quarter_hours');
 CREATE TABLE seconds (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('seconds', interval '2 seconds', premake => 0);
+SELECT undated(partheal_manage('seconds', interval '2 seconds', premake => 0));
 SELECT count(*) FROM partheal_append('seconds', '[{"at": "1970-01-01 00:00:03+00"}, {"at": "2021-12-01 10:07:01.5+00"}]');
 SELECT * FROM old_windows('seconds');
 
 -- timestamp and date keys: wall-clock windows, no zone.
-SELECT partheal_manage('ts_t', interval '1 hour', premake => 0);
+SELECT undated(partheal_manage('ts_t', interval '1 hour', premake => 0));
 SELECT count(*) FROM partheal_append('ts_t', '[{"at": "2021-03-28 02:30:00"}, {"at": "2021-03-28 03:10:00"}]');
 SELECT * FROM old_windows('ts_t');
-SELECT partheal_manage('d_t', interval '1 month', premake => 0);
+SELECT undated(partheal_manage('d_t', interval '1 month', premake => 0));
 SELECT count(*) FROM partheal_append('d_t', '[{"day": "2021-02-28"}, {"day": "2020-02-29"}]');
 SELECT * FROM old_windows('d_t');
 
 -- Keys from the column default, evaluated once per row in the backend:
 -- now() is the transaction's time, so every row of a batch has it.
 CREATE TABLE clocked (at timestamptz NOT NULL DEFAULT now(), seen timestamptz DEFAULT clock_timestamp(), n int) PARTITION BY RANGE (at);
-SELECT partheal_manage('clocked', interval '1 hour', premake => 0);
+SELECT undated(partheal_manage('clocked', interval '1 hour', premake => 0));
 BEGIN;
 SELECT count(*) FROM partheal_append('clocked', '[{"n": 1}, {"n": 2}, {"n": 3}]');
 SELECT count(DISTINCT at) AS distinct_keys, bool_and(at = now()) AS all_now FROM clocked;
@@ -210,7 +210,7 @@ COMMIT;
 -- A default from a function: the row is stored with the key it was healed for.
 CREATE FUNCTION fixed_past() RETURNS timestamptz LANGUAGE sql AS $$ SELECT timestamptz '2021-07-04 12:00:00+00' $$;
 CREATE TABLE by_function (at timestamptz NOT NULL DEFAULT fixed_past(), n int) PARTITION BY RANGE (at);
-SELECT partheal_manage('by_function', interval '1 day', premake => 0);
+SELECT undated(partheal_manage('by_function', interval '1 day', premake => 0));
 SELECT count(*) FROM partheal_append('by_function', '{"n": 7}');
 SELECT at, n, tableoid::regclass FROM by_function;
 -- A null key, given or from a null default, is refused with nothing created.
@@ -251,7 +251,7 @@ SELECT count(*) FROM partheal_append('berlin', '{"at": "infinity"}');
 CREATE TABLE hand (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
 CREATE TABLE hand_odd (LIKE hand);
 ALTER TABLE hand ATTACH PARTITION hand_odd FOR VALUES FROM ('2021-05-01 06:00:00+00') TO ('2021-05-02 06:00:00+00');
-SELECT partheal_manage('hand', interval '1 day', premake => 0);
+SELECT undated(partheal_manage('hand', interval '1 day', premake => 0));
 SELECT count(*) FROM partheal_append('hand', '[{"at": "2021-05-01 01:00:00+00"}, {"at": "2021-05-02 07:00:00+00"}, {"at": "2021-05-03 07:00:00+00"}]');
 SELECT * FROM old_windows('hand');
 
@@ -263,7 +263,7 @@ CREATE TABLE gaps_h4 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 04:00+00') T
 CREATE TABLE gaps_h8 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 08:00+00') TO ('2021-06-15 09:00+00');
 CREATE TABLE gaps_h12 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 12:00+00') TO ('2021-06-15 13:00+00');
 CREATE TABLE gaps_h16 PARTITION OF gaps FOR VALUES FROM ('2021-06-15 16:00+00') TO ('2021-06-15 17:00+00');
-SELECT partheal_manage('gaps', interval '1 day', premake => 0);
+SELECT undated(partheal_manage('gaps', interval '1 day', premake => 0));
 SET partheal.max_retries = 0;
 SELECT count(*) FROM partheal_append('gaps', '[{"at": "2021-06-15 01:00+00"}, {"at": "2021-06-15 06:00+00"}, {"at": "2021-06-15 10:00+00"}, {"at": "2021-06-15 14:00+00"}, {"at": "2021-06-15 20:00+00"}]');
 SELECT * FROM old_windows('gaps');
@@ -273,7 +273,7 @@ CREATE TABLE gap_ids_2 PARTITION OF gap_ids FOR VALUES FROM (2) TO (3);
 CREATE TABLE gap_ids_4 PARTITION OF gap_ids FOR VALUES FROM (4) TO (5);
 CREATE TABLE gap_ids_6 PARTITION OF gap_ids FOR VALUES FROM (6) TO (7);
 CREATE TABLE gap_ids_8 PARTITION OF gap_ids FOR VALUES FROM (8) TO (9);
-SELECT partheal_manage('gap_ids', 10, NULL, premake => 0);
+SELECT undated(partheal_manage('gap_ids', 10, NULL, premake => 0));
 SELECT * FROM partheal_append('gap_ids', '[{"id": 1}, {"id": 3}, {"id": 5}, {"id": 7}, {"id": 9}]');
 RESET partheal.max_retries;
 SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -283,7 +283,7 @@ SELECT partheal_unmanage('gaps'), partheal_unmanage('gap_ids');
 -- What append returns: a time-keyed table with a sequence-backed id column
 -- returns the ids; without one, a NULL per row stored.
 CREATE TABLE with_ids (id bigserial, at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-SELECT partheal_manage('with_ids', interval '1 day', premake => 0);
+SELECT undated(partheal_manage('with_ids', interval '1 day', premake => 0));
 SELECT * FROM partheal_append('with_ids', '[{"body": "a", "at": "2021-01-01 00:00:00+00"}, {"body": "b"}]');
 SELECT id, body FROM with_ids ORDER BY id;
 SELECT * FROM partheal_append('quarters', '[{"at": "2021-01-01 00:00:00+00"}, {}]');
@@ -326,7 +326,7 @@ SELECT parent, key_type, partition_interval, time_zone, premake, heals > 0 AS he
 CREATE TABLE tdef (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
 CREATE TABLE tdef_d PARTITION OF tdef DEFAULT;
 INSERT INTO tdef (body) VALUES ('now, before registration');
-SELECT partheal_manage('tdef', interval '1 day', premake => 1, drain_default => false);
+SELECT undated(partheal_manage('tdef', interval '1 day', premake => 1, drain_default => false));
 SELECT count(*) AS registered, bool_and(NOT drain_default) AS not_drained
   FROM partheal_config WHERE parent = 'tdef'::regclass;
 SELECT count(*) AS windows FROM pg_inherits WHERE inhparent = 'tdef'::regclass AND inhrelid <> 'tdef_d'::regclass;
@@ -334,13 +334,13 @@ SELECT count(*) FROM partheal_append('tdef', '[{"body": "now"}, {"at": "2021-01-
 SELECT tableoid::regclass, count(*) FROM tdef GROUP BY 1 ORDER BY 1;
 SELECT heals, drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'tdef'::regclass;
 -- Registered again without drain_default (NULL): the registration's stays.
-SELECT partheal_manage('tdef', interval '1 day', premake => 2);
+SELECT undated(partheal_manage('tdef', interval '1 day', premake => 2));
 SELECT premake, drain_default FROM partheal_config WHERE parent = 'tdef'::regclass;
 -- By default the worker drains it instead (test/t/017_drain.pl): the
 -- NOTICE says so, and partheal_stats shows the drain's columns.
 CREATE TABLE tdrain (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
 CREATE TABLE tdrain_d PARTITION OF tdrain DEFAULT;
-SELECT partheal_manage('tdrain', interval '1 day', premake => 1);
+SELECT undated(partheal_manage('tdrain', interval '1 day', premake => 1));
 SELECT drain_default FROM partheal_config WHERE parent = 'tdrain'::regclass;
 SELECT default_partition, drain_default, default_rows, drained_rows, drained_windows
   FROM partheal_stats WHERE parent = 'tdrain'::regclass;
@@ -355,41 +355,41 @@ CREATE FUNCTION named_windows(p regclass, names text[]) RETURNS TABLE (name name
     FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
    WHERE i.inhparent = p AND c.relname = ANY (names) ORDER BY 2 $$;
 CREATE TABLE events (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-SELECT partheal_manage('events', interval '1 day', premake => 0, time_zone => 'Europe/Berlin');
+SELECT undated(partheal_manage('events', interval '1 day', premake => 0, time_zone => 'Europe/Berlin'));
 SELECT count(*) FROM partheal_append('events', '[{"at": "2026-03-28 12:00:00+00"}, {"at": "2026-03-29 12:00:00+00"}, {"at": "2026-03-30 12:00:00+00"}, {"at": "2026-10-24 12:00:00+00"}, {"at": "2026-10-25 12:00:00+00"}, {"at": "2026-10-26 12:00:00+00"}]');
 SELECT * FROM named_windows('events', ARRAY['events_p20260328', 'events_p20260329', 'events_p20260330', 'events_p20261024', 'events_p20261025', 'events_p20261026']);
 SET TimeZone = 'Europe/Berlin';
 SELECT * FROM named_windows('events', ARRAY['events_p20260329']);
 SET TimeZone = 'UTC';
 CREATE TABLE invoices (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('invoices', interval '1 month', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT undated(partheal_manage('invoices', interval '1 month', premake => 0, time_zone => 'Asia/Kolkata'));
 SELECT count(*) FROM partheal_append('invoices', '[{"at": "2026-11-15 00:00:00+00"}, {"at": "2026-12-15 00:00:00+00"}, {"at": "2027-01-15 00:00:00+00"}]');
 SELECT * FROM named_windows('invoices', ARRAY['invoices_p20261101', 'invoices_p20261201', 'invoices_p20270101']);
 CREATE TABLE ticks (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('ticks', interval '15 minutes', premake => 0);
+SELECT undated(partheal_manage('ticks', interval '15 minutes', premake => 0));
 CREATE TABLE ticks_in (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('ticks_in', interval '15 minutes', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT undated(partheal_manage('ticks_in', interval '15 minutes', premake => 0, time_zone => 'Asia/Kolkata'));
 CREATE TABLE ticks_hour (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('ticks_hour', interval '1 hour', premake => 0, time_zone => 'Asia/Kolkata');
+SELECT undated(partheal_manage('ticks_hour', interval '1 hour', premake => 0, time_zone => 'Asia/Kolkata'));
 SELECT count(*) FROM unnest(ARRAY['ticks', 'ticks_in', 'ticks_hour']::regclass[]) t, LATERAL partheal_append(t, '{"at": "2026-12-01 10:07:00+00"}');
 SELECT * FROM named_windows('ticks', ARRAY['ticks_p20261201_100000']);
 SELECT * FROM named_windows('ticks_in', ARRAY['ticks_in_p20261201_153000']);
 SELECT * FROM named_windows('ticks_hour', ARRAY['ticks_hour_p20261201_153000']);
 CREATE TABLE reports (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('reports', interval '1 week', premake => 0);
+SELECT undated(partheal_manage('reports', interval '1 week', premake => 0));
 CREATE TABLE reports_be (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('reports_be', interval '1 week', premake => 0, time_zone => 'Europe/Berlin');
+SELECT undated(partheal_manage('reports_be', interval '1 week', premake => 0, time_zone => 'Europe/Berlin'));
 SELECT count(*) FROM unnest(ARRAY['reports', 'reports_be']::regclass[]) t, LATERAL partheal_append(t, '{"at": "2026-12-01 10:07:00+00"}');
 SELECT * FROM named_windows('reports', ARRAY['reports_p20261130']);
 SELECT * FROM named_windows('reports_be', ARRAY['reports_be_p20261130']);
 CREATE TABLE totals (day date NOT NULL DEFAULT CURRENT_DATE, n bigint) PARTITION BY RANGE (day);
-SELECT partheal_manage('totals', interval '3 months', premake => 0);
+SELECT undated(partheal_manage('totals', interval '3 months', premake => 0));
 SELECT count(*) FROM partheal_append('totals', '{"day": "2026-12-01"}');
 SELECT * FROM named_windows('totals', ARRAY['totals_p20261001']);
 -- Hourly windows named in Berlin repeat a local hour on the autumn day: the
 -- second takes the taken-name suffix.
 CREATE TABLE hourly_be (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
-SELECT partheal_manage('hourly_be', interval '1 hour', premake => 0, time_zone => 'Europe/Berlin');
+SELECT undated(partheal_manage('hourly_be', interval '1 hour', premake => 0, time_zone => 'Europe/Berlin'));
 SELECT count(*) FROM partheal_append('hourly_be', '[{"at": "2026-10-25 00:30:00+00"}, {"at": "2026-10-25 01:30:00+00"}]');
 SELECT * FROM named_windows('hourly_be', ARRAY['hourly_be_p20261025_020000', 'hourly_be_p20261025_020000_1']);
 SELECT partheal_unmanage(t) FROM unnest(ARRAY['events', 'invoices', 'ticks', 'ticks_in', 'ticks_hour', 'reports', 'reports_be', 'totals', 'hourly_be']::regclass[]) t;

@@ -18,7 +18,7 @@ CREATE TABLE dr (
 -- A dropped column: partitions partheal creates (LIKE the parent) have none,
 -- so their attribute numbers differ from the parent's.
 ALTER TABLE dr DROP COLUMN gone;
-SELECT partheal_manage('dr', 10, NULL);
+SELECT undated(partheal_manage('dr', 10, NULL));
 
 -- Every unnamed column takes its default, as INSERT's planner adds it.
 SELECT * FROM partheal_append('dr', '{"body": "one"}');
@@ -171,7 +171,7 @@ SELECT body FROM dr WHERE n < 0 OR n >= 100 OR body IN ('no stamp', 'policy', 'n
 -- and returns.
 CREATE TABLE dt (at timestamptz NOT NULL DEFAULT now(), seq bigint DEFAULT nextval('dr_other_seq'),
                  body text) PARTITION BY RANGE (at);
-SELECT partheal_manage('dt', interval '1 day', premake => 0);
+SELECT undated(partheal_manage('dt', interval '1 day', premake => 0));
 BEGIN;
 SELECT * FROM partheal_append('dt', '{"body": "now"}');
 SELECT at = now() AS at_now, seq > 0 AS seq_drawn, body FROM dt;
@@ -198,7 +198,7 @@ BEGIN
   RETURN 'tag';
 END $$;
 ALTER TABLE r ALTER COLUMN tag SET DEFAULT r_tag();
-SELECT partheal_manage('r', 100, NULL);
+SELECT undated(partheal_manage('r', 100, NULL));
 SELECT count(*) FROM partheal_append('r', '{"body": "outer"}');
 SELECT body, tag FROM r ORDER BY body;
 DROP TABLE r;
@@ -208,7 +208,7 @@ DROP FUNCTION r_tag();
 -- the next INSERT; dropped, it no longer does.
 CREATE DOMAIN d_code AS text;
 CREATE TABLE dc (id bigserial, code d_code DEFAULT 'none', body text) PARTITION BY RANGE (id);
-SELECT partheal_manage('dc', 100, NULL);
+SELECT undated(partheal_manage('dc', 100, NULL));
 SELECT count(*) FROM partheal_append('dc', '{"body": "a"}');
 ALTER DOMAIN d_code ADD CONSTRAINT upper_only CHECK (VALUE = upper(VALUE)) NOT VALID;
 SELECT * FROM partheal_append('dc', '{"body": "b"}');
@@ -224,7 +224,7 @@ CREATE TABLE base_t (a int);
 CREATE TABLE child_t (b int) INHERITS (base_t);
 CREATE TABLE cr (id bigserial, r base_t DEFAULT (ROW(1, 2)::child_t)::base_t, body text)
   PARTITION BY RANGE (id);
-SELECT partheal_manage('cr', 100, NULL);
+SELECT undated(partheal_manage('cr', 100, NULL));
 SELECT count(*) FROM partheal_append('cr', '{"body": "1"}');
 SELECT count(*) FROM partheal_append('cr', '{"body": "2"}');
 SELECT body, r FROM cr ORDER BY body;
@@ -234,7 +234,7 @@ DROP TABLE cr, child_t, base_t;
 -- leaves to its default: its bounds are checked on the row with it.
 CREATE TABLE top_t (region text NOT NULL, id bigint NOT NULL, body text) PARTITION BY LIST (region);
 CREATE TABLE eu_t (region text NOT NULL DEFAULT 'eu', id bigserial, body text) PARTITION BY RANGE (id);
-SELECT partheal_manage('eu_t', 100, NULL);
+SELECT undated(partheal_manage('eu_t', 100, NULL));
 ALTER TABLE top_t ATTACH PARTITION eu_t FOR VALUES IN ('eu');
 SELECT count(*) FROM partheal_append('eu_t', '{"body": "x"}');
 SELECT * FROM partheal_append('eu_t', '{"body": "y", "region": "us"}');

@@ -3,7 +3,7 @@
 -- limits partheal_append puts on such rows. Bad input changes nothing.
 \set VERBOSITY default
 CREATE TABLE cv (id bigserial, v text) PARTITION BY RANGE (id);
-SELECT partheal_manage('cv', 100, mark_percent => NULL, premake => 0);
+SELECT undated(partheal_manage('cv', 100, mark_percent => NULL, premake => 0));
 CREATE VIEW cv_parts AS
   SELECT string_agg(c.relname, ', ' ORDER BY c.relname) AS partitions
     FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -57,7 +57,7 @@ SELECT * FROM cv_parts;
 -- Nothing older than the retention: 500 ids below the highest id the
 -- table holds. The sequence's position does not count.
 CREATE TABLE cvr (id bigserial, v text) PARTITION BY RANGE (id);
-SELECT partheal_manage('cvr', 100, mark_percent => NULL, premake => 0, retention => 500);
+SELECT undated(partheal_manage('cvr', 100, mark_percent => NULL, premake => 0, retention => 500));
 SELECT setval('cvr_id_seq', 100000);
 SELECT partheal_append('cvr', '{"id": 10000, "v": "newest"}');
 SELECT partheal_cover('cvr', ARRAY['9000']);
@@ -66,14 +66,14 @@ DROP TABLE cvr;
 
 -- A time-keyed table: times as text, as the column reads them.
 CREATE TABLE cvt (at timestamptz NOT NULL, v text) PARTITION BY RANGE (at);
-SELECT partheal_manage('cvt', interval '1 day', premake => 0);
+SELECT undated(partheal_manage('cvt', interval '1 day', premake => 0));
 SELECT partheal_cover('cvt', ARRAY['2030-01-02 10:00:00+00', '2030-01-02 23:00:00+00']);
 SELECT count(*) AS windows_on_2030_01_02 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
  WHERE i.inhparent = 'cvt'::regclass AND c.relname LIKE 'cvt_p20300102%';
 -- With the column's precision: a timestamptz(0) stores 07:59:59.6 as
 -- 08:00:00, so that is the window made, and the INSERT of the same text lands.
 CREATE TABLE cvp (at timestamptz(0) NOT NULL, v text) PARTITION BY RANGE (at);
-SELECT partheal_manage('cvp', interval '1 hour', premake => 0);
+SELECT undated(partheal_manage('cvp', interval '1 hour', premake => 0));
 SET TimeZone = 'UTC';
 SELECT partheal_cover('cvp', ARRAY['2031-01-01 07:59:59.6+00']);
 SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
