@@ -69,8 +69,6 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     // rows in neither place. Held at the parent, it plans after the commit.
     lock_all(p, attach_lock_set(p, table, locked), queue, budget, held_since);
     budget.apply();
-    if (locked) r.rows_moved += move_rows(p, w, n, -1, r);
-    budget.apply();
     // Citus distributes a plain table as it is attached to a distributed
     // parent, copying its rows to the shards and leaving them on the
     // coordinator's disk too: partheal distributes it first and drops that
@@ -78,15 +76,34 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     // (Citus's NOTICEs, whose HINT asks for that, are kept from the caller.)
     const bool distributes = p.citus && !pg::citus::is_citus_table(table);
     std::string attach = partitions::attach_partition_sql(p.schema, p.name, n.table_name, n.range);
-    if (!distributes) {
-      pg::spi::execute(attach, SPI_OK_UTILITY);
-      return;
+    auto attach_now = [&] {
+      if (!distributes) {
+        pg::spi::execute(attach, SPI_OK_UTILITY);
+        return;
+      }
+      pg::with_own_sql({false, 0}, [&] {
+        pg::set_local("client_min_messages", "warning");
+        pg::citus::distribute_for_attach(table, p.relid);
+        pg::spi::execute(attach, SPI_OK_UTILITY);
+      });
+    };
+    if (locked) {
+      // Writers wait for all of the locked form, and each look for the
+      // tail's rows, as ATTACH's own check, reads all of DEFAULT: the ATTACH
+      // is tried first, since the bulk move usually left no row of the
+      // window behind, so writers wait for one read of DEFAULT, not two. If
+      // rows came meanwhile, its scan stops at the first and the tail moves.
+      try {
+        pg::in_subtransaction(attach_now);
+        return;
+      } catch (const PgError& e) {
+        if (!is_default_conflict(e, p)) throw;
+      }
+      budget.apply();
+      r.rows_moved += move_rows(p, w, n, -1, r);
+      budget.apply();
     }
-    pg::with_own_sql({false, 0}, [&] {
-      pg::set_local("client_min_messages", "warning");
-      pg::citus::distribute_for_attach(table, p.relid);
-      pg::spi::execute(attach, SPI_OK_UTILITY);
-    });
+    attach_now();
   });
   return Try::kAttached;
 }

@@ -170,6 +170,29 @@ VACUUM ANALYZE dr_ph, dr_pm;
 SQL
 up_before_ph=$(psql_b -c "SELECT count(*) FROM dr_ph")
 up_before_pm=$(psql_b -c "SELECT count(*) FROM dr_pm")
+# PostgreSQL's floor under the drain's writer wait: any ATTACH past a DEFAULT
+# reads all of DEFAULT to check it, under a lock the writer waits for (an
+# empty window far ahead, rolled back; the least of three).
+up_floor=$(psql_b <<'SQL'
+CREATE TEMP TABLE dr_floor_ms (ms float8);
+CREATE TABLE dr_floor (LIKE dr_ph INCLUDING ALL);
+DO $$
+DECLARE t0 timestamptz;
+BEGIN
+  FOR i IN 1..3 LOOP
+    BEGIN
+      t0 := clock_timestamp();
+      ALTER TABLE dr_ph ATTACH PARTITION dr_floor FOR VALUES FROM ('2100-01-01') TO ('2100-01-02');
+      RAISE EXCEPTION USING MESSAGE = (extract(epoch FROM clock_timestamp() - t0) * 1000)::text;
+    EXCEPTION WHEN raise_exception THEN
+      INSERT INTO dr_floor_ms VALUES (SQLERRM::float8);
+    END;
+  END LOOP;
+END $$;
+DROP TABLE dr_floor;
+SELECT round(min(ms)::numeric, 1) FROM dr_floor_ms;
+SQL
+)
 upkeep_writer dr_ph; upkeep_reader dr_ph
 sleep 1
 t0=$(date +%s%N)
@@ -209,6 +232,7 @@ upkeep_results() {
   done
   printf '%-58s %14s %14s %8s\n' "drain, $(( 2 * upkeep_rows )) rows: writer's longest insert, ms" "${up_worst[dr_ph]}" "${up_worst[dr_pm]}" \
     "$(awk "BEGIN{printf \"%.3f\", ${up_worst[dr_ph]}/${up_worst[dr_pm]}}")"
+  printf '%-58s %14s %14s %8s\n' "  PostgreSQL's floor: one ATTACH's read of DEFAULT, ms" "${up_floor}" "-" "-"
   printf '%-58s %14s %14s %8s\n' "  writer's failed inserts / inserts" "${up_errors[dr_ph]} / ${up_writes[dr_ph]}" \
     "${up_errors[dr_pm]} / ${up_writes[dr_pm]}" "-"
   printf '%-58s %14s %14s %8s\n' "  reader's lowest count / rows before" "${up_low[dr_ph]} / ${up_before_ph}" \
