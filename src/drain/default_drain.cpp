@@ -74,8 +74,9 @@ struct TableWatch {
 // DEFAULT under ACCESS SHARE, which no writer waits for, stopped at the cap.
 constexpr long kExpiredCountMs = 60000;
 constexpr int64 kExpiredCap = 10000;
-// How far back the drain reaches without retention, and at most in windows.
-constexpr int64 kReachBackUs = 30 * USECS_PER_DAY;
+// How far back the drain reaches without retention when the registration
+// gives no drain_reach, and at most in windows.
+constexpr int32 kReachBackDays = 30;
 constexpr int64 kMostWindowsBack = 1000;
 std::map<Oid, TableWatch>& table_watches() {
   static auto* m = new std::map<Oid, TableWatch>();
@@ -294,17 +295,21 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired) 
     const registry::Config& c = table->config;
     // Back: late rows (a pipeline days behind, a window that closed while
     // its rows were still in DEFAULT) are drained back to the retention
-    // horizon's window when the table has retention, else 30 days' worth of
-    // windows; never fewer than premake windows, nor more than 1,000.
+    // horizon's window when the table has retention, else to now minus the
+    // registration's drain_reach (30 days unless given), counted in the
+    // table's zone as retention is; never fewer than premake windows, nor
+    // more than 1,000.
     __int128 lowest = at - c.premake;
     std::optional<int64> horizon;
     if (c.has_retention())
       horizon = partitions::retention_horizon(keys, c.time_zone.c_str(), c.retention_months,
                                               c.retention_days, c.retention_us, now);
     const int64 reach_back_key =
-        horizon
-            ? *horizon
-            : keys.key_at(now - kReachBackUs + partitions::clock_offset(keys, now - kReachBackUs));
+        horizon ? *horizon
+        : c.has_drain_reach()
+            ? partitions::retention_horizon(keys, c.time_zone.c_str(), c.drain_reach_months,
+                                            c.drain_reach_days, c.drain_reach_us, now)
+            : partitions::retention_horizon(keys, c.time_zone.c_str(), 0, kReachBackDays, 0, now);
     lowest = std::min(lowest, static_cast<__int128>(keys.number_of(reach_back_key)));
     lowest = std::max(lowest, at - kMostWindowsBack);
     int64 from = keys.spec().min;
@@ -402,9 +407,9 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
             {step.past_horizon
                  ? "A window made for them would be past the horizon, and retention would drop "
                    "it with their rows at once."
-                 : "The drain makes windows back to 30 days before now (1,000 windows at most), "
-                   "so that whoever may write into DEFAULT cannot make the owner's worker grow "
-                   "the catalog without bound.",
+                 : "The drain makes windows back to the registration's drain_reach before now "
+                   "(30 days unless given; 1,000 windows at most), so that whoever may write "
+                   "into DEFAULT cannot make the owner's worker grow the catalog without bound.",
              step.past_horizon ? "DELETE them from the DEFAULT partition when they may go. "
                                  "partheal_stats.default_expired_rows counts them."
                                : "Move them with CALL partheal_partition_data(...), or DELETE "

@@ -67,9 +67,10 @@ MakeAhead make_ahead = nullptr;
 
 // Writes (with a config) or deletes (without) the table's registration.
 void write_config(const std::string& sql, Oid relid, std::optional<registry::Config> config,
-                  int columns = 10) {
+                  int columns = 11) {
   Interval interval{};
   Interval retention{};
+  Interval reach{};
   std::string zone = config ? config->time_zone : std::string();
   Datum zone_text = 0;
   if (config) {
@@ -79,12 +80,15 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
     retention.month = config->retention_months;
     retention.day = config->retention_days;
     retention.time = config->retention_us;
+    reach.month = config->drain_reach_months;
+    reach.day = config->drain_reach_days;
+    reach.time = config->drain_reach_us;
     const char* z = zone.c_str();
     zone_text = pg::guard([&] { return CStringGetTextDatum(z); });
   }
   const bool by_time = config && config->by_time;
-  Oid types[] = {OIDOID,  INT8OID, INT4OID,     INT4OID, INTERVALOID,
-                 TEXTOID, BOOLOID, INTERVALOID, BOOLOID, INT8OID};
+  Oid types[] = {OIDOID,  INT8OID,     INT4OID, INT4OID, INTERVALOID, TEXTOID,
+                 BOOLOID, INTERVALOID, BOOLOID, INT8OID, INTERVALOID};
   Datum values[] = {ObjectIdGetDatum(relid),
                     Int64GetDatum(config ? config->partition_size : 0),
                     Int32GetDatum(config ? config->mark_percent : 0),
@@ -94,7 +98,8 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
                     BoolGetDatum(!config || config->drain_default),
                     IntervalPGetDatum(&retention),
                     BoolGetDatum(config && config->retention_keep_table),
-                    Int64GetDatum(config ? config->retention_ids : 0)};
+                    Int64GetDatum(config ? config->retention_ids : 0),
+                    IntervalPGetDatum(&reach)};
   char nulls[] = {' ',
                   by_time ? 'n' : ' ',
                   config && config->mark_percent == 0 ? 'n' : ' ',
@@ -104,7 +109,8 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
                   ' ',
                   config && config->has_retention() ? ' ' : 'n',
                   ' ',
-                  config && config->retention_ids > 0 ? ' ' : 'n'};
+                  config && config->retention_ids > 0 ? ' ' : 'n',
+                  config && config->has_drain_reach() ? ' ' : 'n'};
   struct Work {
     const std::string* sql;
     pg::spi::Args args;
@@ -280,22 +286,26 @@ void register_table(const registry::TableShape& shape, const registry::Config& c
     return;
   }
   // A 0.5 catalog has no drain_default or retention_ids ($7 and $10 go
-  // unused); both have the time form's retention columns.
+  // unused), one older than 0.10 no drain_reach ($11); all have the time
+  // form's retention columns.
   const bool drain_column = registry::config_has_drain_column();
+  const bool reach_column = registry::config_has_drain_reach_column();
   std::string sql = fmt::format(
       "INSERT INTO {}.partheal_config (parent, partition_size, mark_percent, premake, "
-      "partition_interval, time_zone, retention, retention_keep_table{}) "
-      "VALUES ($1, $2, $3, $4, $5, $6, $8, $9{}) "
+      "partition_interval, time_zone, retention, retention_keep_table{}{}) "
+      "VALUES ($1, $2, $3, $4, $5, $6, $8, $9{}{}) "
       "ON CONFLICT (parent) DO UPDATE SET partition_size = EXCLUDED.partition_size, "
       "mark_percent = EXCLUDED.mark_percent, premake = EXCLUDED.premake, "
       "partition_interval = EXCLUDED.partition_interval, time_zone = EXCLUDED.time_zone, "
-      "retention = EXCLUDED.retention, retention_keep_table = EXCLUDED.retention_keep_table{}",
+      "retention = EXCLUDED.retention, retention_keep_table = EXCLUDED.retention_keep_table{}{}",
       registry::extension_schema_sql(), drain_column ? ", drain_default, retention_ids" : "",
-      drain_column ? ", $7, $10" : "",
+      reach_column ? ", drain_reach" : "", drain_column ? ", $7, $10" : "",
+      reach_column ? ", $11" : "",
       drain_column
           ? ", drain_default = EXCLUDED.drain_default, retention_ids = EXCLUDED.retention_ids"
-          : "");
-  write_config(sql, shape.relid, config);
+          : "",
+      reach_column ? ", drain_reach = EXCLUDED.drain_reach" : "");
+  write_config(sql, shape.relid, config, reach_column ? 11 : 10);
 }
 
 void make_first_ahead(const registry::TableShape& shape, const registry::Config& config) {
@@ -350,8 +360,9 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
   settings::require_preloaded();
   Relation rel = manage::open_owned(fcinfo, "partheal_manage()");
   registry::TableShape shape = registry::describe(rel);
-  bool drain_given = false, keep_given = false;
-  registry::Config config = manage::time_config(fcinfo, shape, &drain_given, &keep_given);
+  bool drain_given = false, keep_given = false, reach_given = false;
+  registry::Config config =
+      manage::time_config(fcinfo, shape, &drain_given, &keep_given, &reach_given);
   if (!keep_given) config.retention_keep_table = manage::keep_table_of(shape.relid, std::nullopt);
   manage::refuse_unmanageable(rel, shape);
   pg::guard([&] { relation_close(rel, NoLock); });
@@ -364,15 +375,30 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
     std::optional<registry::Config> current = registry::configured(shape.relid);
     if (current && current->by_time) config.drain_default = current->drain_default;
   }
+  // drain_reach NULL keeps the registration's too (a 0.10 catalog's only).
+  if (!reach_given) {
+    std::optional<registry::Config> current = registry::configured(shape.relid);
+    if (current && current->by_time) {
+      config.drain_reach_months = current->drain_reach_months;
+      config.drain_reach_days = current->drain_reach_days;
+      config.drain_reach_us = current->drain_reach_us;
+    }
+  }
   manage::register_table(shape, config);
   if (shape.has_default_partition && registry::ManagedTable{shape, config}.drains_default())
     pg::report(NOTICE, 0,
                fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
                            "go there, and the worker moves them into their windows",
                            shape.name),
-               {"The worker makes now's window and premake after it, and the windows of rows "
-                "in DEFAULT back to the retention horizon, or 30 days (1,000 windows at most), "
-                "each attached past DEFAULT with partheal_attach_window's locks.",
+               {config.has_retention()
+                    ? "The worker makes now's window and premake after it, and the windows of "
+                      "rows in DEFAULT back to the retention horizon (1,000 windows at most), "
+                      "each attached past DEFAULT with partheal_attach_window's locks."
+                    : fmt::format("The worker makes now's window and premake after it, and the "
+                                  "windows of rows in DEFAULT back to {} before now (1,000 "
+                                  "windows at most), each attached past DEFAULT with "
+                                  "partheal_attach_window's locks.",
+                                  manage::drain_reach_text(config)),
                 "Give drain_default => false to leave the rows in DEFAULT."});
   else if (shape.has_default_partition)
     pg::report(WARNING, 0,

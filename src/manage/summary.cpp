@@ -40,6 +40,16 @@ std::string interval_text(int32 months, int32 days, int64 us) {
   });
 }
 
+}  // namespace
+
+std::string drain_reach_text(const registry::Config& config) {
+  return config.has_drain_reach() ? interval_text(config.drain_reach_months,
+                                                  config.drain_reach_days, config.drain_reach_us)
+                                  : interval_text(0, 30, 0);
+}
+
+namespace {
+
 std::string how_managed(const registry::Config& config) {
   std::string ahead = config.mark_percent == 0
                           ? "create-ahead off"
@@ -49,7 +59,11 @@ std::string how_managed(const registry::Config& config) {
   return fmt::format(
       "windows of {} in {}, {} kept ahead{}",
       interval_text(config.interval_months, config.interval_days, config.interval_us),
-      config.time_zone, config.premake, config.drain_default ? ", DEFAULT drained" : "");
+      config.time_zone, config.premake,
+      !config.drain_default ? ""
+      : config.has_retention()
+          ? ", DEFAULT drained back to the retention horizon"
+          : fmt::format(", DEFAULT drained back {}", drain_reach_text(config)));
 }
 
 // A partition as \d+ lists it: its name, in the parent's schema.

@@ -20,6 +20,10 @@ std::vector<Oid> attached_now(Oid relid);
 std::string registration_summary(const registry::TableShape& shape, const registry::Config& config,
                                  const std::vector<Oid>& before, size_t due);
 
+// How far back the drain makes windows for late rows without retention:
+// drain_reach as PostgreSQL prints an interval, or 30 days.
+std::string drain_reach_text(const registry::Config& config);
+
 // The summary as the text Datum partheal_manage returns.
 Datum summary_datum(const std::string& line);
 

@@ -45,7 +45,7 @@ void refuse_time_key_for_ids(const registry::TableShape& shape) {
 }
 
 registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape& shape,
-                             bool* drain_given, bool* keep_given) {
+                             bool* drain_given, bool* keep_given, bool* reach_given) {
   if (PG_ARGISNULL(1))
     null_argument("partition_interval",
                   "Give the length of each window, for example interval "
@@ -121,6 +121,32 @@ registry::Config time_config(FunctionCallInfo fcinfo, const registry::TableShape
   // keeps what the table has: the caller (register_table) reads it.
   c.drain_default = PG_NARGS() > 6 && !PG_ARGISNULL(6) ? PG_GETARG_BOOL(6) : true;
   if (drain_given != nullptr) *drain_given = PG_NARGS() > 6 && !PG_ARGISNULL(6);
+  // NULL (the default, and every declaration before 0.10's) keeps what the
+  // table has, as drain_default does.
+  const bool reach = PG_NARGS() > 7 && !PG_ARGISNULL(7);
+  if (reach_given != nullptr) *reach_given = reach;
+  if (reach) {
+    const Interval* r = pg::guard([&] { return PG_GETARG_INTERVAL_P(7); });
+    if (r->month < 0 || r->day < 0 || r->time < 0 ||
+        (r->month == 0 && r->day == 0 && r->time == 0)) {
+      Datum d = IntervalPGetDatum(const_cast<Interval*>(r));
+      std::string shown =
+          pg::guarded_text([&] { return DatumGetCString(DirectFunctionCall1(interval_out, d)); });
+      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE,
+               fmt::format("drain_reach '{}' is not a positive interval", shown),
+               "The drain makes windows for late rows in DEFAULT back to now() - drain_reach "
+               "(1,000 windows at most).",
+               "Give how late rows may arrive, for example interval '7 days', or NULL for the "
+               "default, 30 days.");
+    }
+    if (r->month > 12000 || r->day > 366000 || r->time > 1000 * 366 * USECS_PER_DAY)
+      pg::fail(ERRCODE_INVALID_PARAMETER_VALUE, "drain_reach must be under 1000 years", {},
+               "Give how late rows may arrive, for example interval '7 days'; the drain makes "
+               "1,000 windows back at most whatever it says.");
+    c.drain_reach_months = r->month;
+    c.drain_reach_days = r->day;
+    c.drain_reach_us = r->time;
+  }
   if (shape.key_type != TIMESTAMPTZOID) {
     if (zone != "UTC")
       pg::fail(

@@ -93,7 +93,8 @@ enum Column {
   kRetention,
   kKeepTable,
   kDrain,
-  kRetentionIds
+  kRetentionIds,
+  kDrainReach
 };
 
 // One row as read, in plain memory: gathered inside a guard, where
@@ -109,6 +110,7 @@ struct Row {
   int64 retention_ids;
   Interval interval;
   Interval retention;
+  Interval drain_reach;
   char zone[partitions::kZoneNameSize];
 };
 
@@ -157,6 +159,11 @@ bool parse_row(HeapTuple tuple, TupleDesc desc, Row* row) {
     Datum ids = heap_getattr(tuple, kRetentionIds, desc, &null_ids);
     row->retention_ids = null_ids ? 0 : DatumGetInt64(ids);
   }
+  if (desc->natts >= kDrainReach) {
+    bool null_reach = true;
+    Datum reach = heap_getattr(tuple, kDrainReach, desc, &null_reach);
+    if (!null_reach) row->drain_reach = *DatumGetIntervalP(reach);
+  }
   if (!null_interval) row->interval = *DatumGetIntervalP(interval);
   if (!null_zone) text_to_cstring_buffer(DatumGetTextPP(zone), row->zone, sizeof(row->zone));
   return true;
@@ -178,6 +185,9 @@ Config config_of(const Row& r) {
   c.retention_us = r.retention.time;
   c.retention_keep_table = r.keep_table;
   c.retention_ids = r.retention_ids;
+  c.drain_reach_months = r.drain_reach.month;
+  c.drain_reach_days = r.drain_reach.day;
+  c.drain_reach_us = r.drain_reach.time;
   return c;
 }
 
@@ -256,6 +266,10 @@ bool config_has_time_columns() {
 
 bool config_has_drain_column() {
   return config_columns() >= 10;
+}
+
+bool config_has_drain_reach_column() {
+  return config_columns() >= 11;
 }
 
 std::optional<Config> configured(Oid relid) {

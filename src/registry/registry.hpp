@@ -40,6 +40,15 @@ struct Config {
   // An id-keyed table's retention: partitions whose upper bound is at or
   // below the sequence position minus this many ids. 0: none.
   int64 retention_ids = 0;
+  // How far back before now a time-keyed table's drain makes windows for
+  // late rows in DEFAULT when it has no retention (0.10's
+  // partheal_config.drain_reach). All zero: the default, 30 days.
+  int32 drain_reach_months = 0;
+  int32 drain_reach_days = 0;
+  int64 drain_reach_us = 0;
+  bool has_drain_reach() const {
+    return drain_reach_months != 0 || drain_reach_days != 0 || drain_reach_us != 0;
+  }
   // Retention of either kind is registered.
   bool retains() const { return by_time ? has_retention() : retention_ids > 0; }
   // A time-keyed table's retention interval is set.
@@ -102,6 +111,8 @@ bool config_has_time_columns();
 // False while it is older than 0.6's: it has no drain_default or
 // retention_ids.
 bool config_has_drain_column();
+// False while it is older than 0.10's: it has no drain_reach.
+bool config_has_drain_reach_column();
 
 // Every table registered in this database, as committed now.
 std::vector<Oid> registered_tables();

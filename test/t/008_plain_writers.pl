@@ -542,7 +542,7 @@ like($v09->(q{SELECT partheal_manage('i9', 100, premake => 3)}),
   'after it, the id form returns its summary');
 $v09->(q{CREATE TABLE e9 (at timestamptz NOT NULL, v text) PARTITION BY RANGE (at)});
 like($v09->(q{SELECT partheal_manage('e9', '1 hour', 1)}),
-  qr/^"e9" is managed: windows of 01:00:00 in UTC, 1 kept ahead, DEFAULT drained; made [23] windows, e9_p\d{8}_\d{6} to e9_p\d{8}_\d{6}$/,
+  qr/^"e9" is managed: windows of 01:00:00 in UTC, 1 kept ahead, DEFAULT drained back 30 days; made [23] windows, e9_p\d{8}_\d{6} to e9_p\d{8}_\d{6}$/,
   'and the text form the time form\'s');
 
 $node->stop;

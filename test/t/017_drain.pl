@@ -207,6 +207,26 @@ my $pub_log = substr(slurp_file($node->logfile), $log_at);
 my $phl11 = () = $pub_log =~ /PHL11 the DEFAULT partition of "?public\.pub"? holds 1 row older than the oldest window the drain makes/g;
 is($phl11, 1, 'd: and said once (PHL11)');
 
+# d2. The owner sets the reach at registration: drain_reach => 10 days
+# drains a row 5 days late and leaves one 20 days late in DEFAULT, counted;
+# registered again without it, the table keeps it.
+like($sql->(q{
+  CREATE TABLE pr (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE pr_default PARTITION OF pr DEFAULT;
+  SELECT partheal_manage('pr', interval '1 day', premake => 1, drain_reach => interval '10 days');
+}), qr/^"pr" is managed: windows of 1 day in UTC, 1 kept ahead, DEFAULT drained back 10 days; /,
+  'd2: partheal_manage says how far back the drain reaches');
+$sql->(q{INSERT INTO pr (at, body) VALUES (now() - interval '5 days', 'late'), (now() - interval '20 days', 'far')});
+ok(defined $within->(q{SELECT string_agg(body, ',') = 'far' FROM ONLY pr_default}, 30),
+  'd2: the row 5 days late moves to its window');
+ok(defined $within->(q{SELECT default_expired_rows = 1 FROM partheal_stats WHERE parent = 'pr'::regclass}, 90),
+  'd2: the row 20 days late, past drain_reach, stays in DEFAULT and is counted');
+is($sql->(q{SELECT count(*) FROM windows('pr') WHERE hi <= now() - interval '11 days'}), '0',
+  'd2: no window past drain_reach was made');
+$sql->(q{SELECT partheal_manage('pr', interval '1 day', premake => 1)});
+is($sql->(q{SELECT drain_reach FROM partheal_config WHERE parent = 'pr'::regclass}), '10 days',
+  'd2: registered again without drain_reach, the table keeps it');
+
 ###########################################################################
 # f. The switch per table: registered with drain_default => false, a
 # table's DEFAULT keeps its rows while another table drains, and the worker

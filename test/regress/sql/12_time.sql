@@ -38,6 +38,10 @@ SELECT undated(partheal_manage('tz_t', interval '1 day', time_zone => 'Mars/Olym
 SELECT undated(partheal_manage('tz_t', interval '1 day', retention => interval '-1 day'));
 SELECT undated(partheal_manage('tz_t', interval '1 day', retention => interval '0'));
 SELECT undated(partheal_manage('tz_t', interval '1 day', retention => interval '5000 years'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', drain_reach => interval '-1 day'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', drain_reach => interval '0'));
+SELECT undated(partheal_manage('tz_t', interval '1 day', drain_reach => interval '5000 years'));
+SELECT undated(partheal_manage('tz_t', '1000', drain_reach => '1 day'));
 SELECT undated(partheal_manage('tz_t', interval '1 day', premake => -1));
 SELECT undated(partheal_manage('tz_t', interval '1 day', premake => NULL));
 SELECT undated(partheal_manage('tz_t', NULL::interval));
@@ -393,6 +397,18 @@ SELECT undated(partheal_manage('hourly_be', interval '1 hour', premake => 0, tim
 SELECT count(*) FROM partheal_append('hourly_be', '[{"at": "2026-10-25 00:30:00+00"}, {"at": "2026-10-25 01:30:00+00"}]');
 SELECT * FROM named_windows('hourly_be', ARRAY['hourly_be_p20261025_020000', 'hourly_be_p20261025_020000_1']);
 SELECT partheal_unmanage(t) FROM unnest(ARRAY['events', 'invoices', 'ticks', 'ticks_in', 'ticks_hour', 'reports', 'reports_be', 'totals', 'hourly_be']::regclass[]) t;
+
+-- drain_reach: how far back the drain makes windows for late rows without
+-- retention, stored in partheal_config and kept when a registration leaves
+-- it out; the text form passes it on.
+CREATE TABLE reach_t (at timestamptz NOT NULL) PARTITION BY RANGE (at);
+SELECT undated(partheal_manage('reach_t', '1 day', 0, drain_reach => '3 days'));
+SELECT drain_reach FROM partheal_config WHERE parent = 'reach_t'::regclass;
+SELECT undated(partheal_manage('reach_t', interval '1 day', premake => 0));
+SELECT drain_reach FROM partheal_config WHERE parent = 'reach_t'::regclass;
+SELECT undated(partheal_manage('reach_t', interval '1 day', premake => 0, retention => interval '90 days'));
+SELECT partheal_unmanage('reach_t');
+DROP TABLE reach_t;
 
 -- Unmanage and clean up.
 SELECT partheal_unmanage(t) FROM unnest(ARRAY['tz_t', 'ts_t', 'd_t', 'berlin', 'kolkata', 'quarters', 'years', 'weeks', 'quarter_hours', 'seconds', 'clocked', 'by_function', 'hand', 'with_ids']::regclass[]) t;
