@@ -15,6 +15,7 @@ extern "C" {
 #include "access/relation.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "access/xact.h"
 #include "utils/acl.h"
 #include "utils/inval.h"
 }
@@ -32,6 +33,9 @@ struct Seen {
   int64 size = 0;
   int64 exists_through = PG_INT64_MIN;  // partitions up to this number route
   int64 given_up = PG_INT64_MIN;        // a wait for this partition ran out: none again
+  // The start of the transaction found holding a lock the worker's ATTACH
+  // needs: its later draws do not look again (the look reads pg_constraint).
+  TimestampTz held_locks_in = 0;
 };
 Seen seen;
 
@@ -47,6 +51,9 @@ bool known(const registry::ManagedTable& table, int64 last_n) {
     seen = Seen{table.shape.relid, table.config.partition_size};
     return false;
   }
+  if (seen.held_locks_in != 0 &&
+      seen.held_locks_in == pg::guard([] { return GetCurrentTransactionStartTimestamp(); }))
+    return true;
   return last_n <= std::max(seen.exists_through, seen.given_up);
 }
 
@@ -65,17 +72,22 @@ bool must_pass_on(const PgError& e) {
 // partheal_nextval does not), by a role that may insert (as a mark's
 // request), and holds no lock the worker's ATTACH needs (LOCK TABLE, an
 // earlier write to a table at the other end of a foreign key, DDL in the
-// same transaction), which would make the worker wait for it.
+// same transaction), which would make the worker wait for it: remembered
+// for the rest of the transaction.
 bool may_wait(Relation rel) {
   const Oid relid = RelationGetRelid(rel);
   bool writing = pg::guard([&] {
     return CheckRelationLockedByMe(rel, RowExclusiveLock, false) &&
            pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) == ACLCHECK_OK;
   });
+  if (!writing) return false;
   // A Citus table's partition is distributed by the worker under Citus's
   // own locks too: its writers route on the shards; left to the poll.
-  return writing && !pg::citus::is_citus_table(relid) &&
-         !partitions::held_attach_lock_conflict(relid);
+  if (pg::citus::is_citus_table(relid) || partitions::held_attach_lock_conflict(relid)) {
+    seen.held_locks_in = pg::guard([] { return GetCurrentTransactionStartTimestamp(); });
+    return false;
+  }
+  return true;
 }
 
 }  // namespace

@@ -87,18 +87,22 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
         pg::spi::execute(attach, SPI_OK_UTILITY);
       });
     };
-    if (locked) {
+    if (locked && !p.citus) {
       // Writers wait for all of the locked form, and each look for the
       // tail's rows, as ATTACH's own check, reads all of DEFAULT: the ATTACH
       // is tried first, since the bulk move usually left no row of the
       // window behind, so writers wait for one read of DEFAULT, not two. If
       // rows came meanwhile, its scan stops at the first and the tail moves.
+      // (Not on Citus: there DEFAULT's rows are on the worker nodes, whose
+      // error does not name the DEFAULT partition.)
       try {
         pg::in_subtransaction(attach_now);
         return;
       } catch (const PgError& e) {
         if (!is_default_conflict(e, p)) throw;
       }
+    }
+    if (locked) {
       budget.apply();
       r.rows_moved += move_rows(p, w, n, -1, r);
       budget.apply();
