@@ -8,10 +8,10 @@
 // still to be drawn must be committed, by the worker, before the statements
 // that draw them start. A draw that leaves fewer ids routable ahead of it
 // than the rest of a partition past its mark (and never fewer than 256, or
-// 4 partitions' worth when that is less) waits for the missing partitions; while it waits, the
-// other writers' draws wait too, so the sequence outruns the partitions only with more than 256
-// writers drawing at once, or when a writer is held longer between its statement's start and its
-// draw than the others take for 256 draws.
+// 16 partitions' worth when that is less) waits for the missing partitions; while it waits,
+// the other writers' draws wait too, so the sequence outruns the partitions only with more than
+// 256 writers drawing at once, or when a writer is held longer between its statement's start and
+// its draw than the others take for 256 draws (160 at partition size 10).
 #pragma once
 
 #include "registry/registry.hpp"

@@ -15,6 +15,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/timestamp.h"
 }
 
@@ -66,6 +67,18 @@ std::string how_managed(const registry::Config& config) {
           : fmt::format(", DEFAULT drained back {}", drain_reach_text(config)));
 }
 
+// Whether this transaction created the table: the worker's poll may attach
+// a partition while a registration runs, which this call did not make.
+bool created_here(Oid relid) {
+  return pg::guard([&] {
+    Relation rel = RelationIdGetRelation(relid);
+    if (rel == nullptr) return false;
+    bool created = rel->rd_createSubid != InvalidSubTransactionId;
+    RelationClose(rel);
+    return created;
+  });
+}
+
 // A partition as \d+ lists it: its name, in the parent's schema.
 std::string name_of(Oid relid) {
   return pg::guarded_text([&] { return get_rel_name(relid); });
@@ -83,7 +96,9 @@ std::string registration_summary(const registry::TableShape& shape, const regist
                                  const std::vector<Oid>& before, size_t due) {
   std::vector<partitions::Partition> made;
   for (const partitions::Partition& part : attached(shape.relid))
-    if (std::find(before.begin(), before.end(), part.relid) == before.end()) made.push_back(part);
+    if (std::find(before.begin(), before.end(), part.relid) == before.end() &&
+        created_here(part.relid))
+      made.push_back(part);
   std::sort(made.begin(), made.end(), [](const auto& a, const auto& b) {
     const partitions::Bound &x = a.range.lower, &y = b.range.lower;
     return x.kind != y.kind ? x.kind < y.kind : x.value < y.value;

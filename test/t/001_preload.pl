@@ -54,7 +54,7 @@ $node->command_ok(['pg_dump', '-f', $file, '-d', $node->connstr('postgres')], 'p
 my $dump = slurp_file($file);
 # 0.5's and 0.6's columns too: premake is stored (4, the default) although
 # create-ahead is off (mark_percent NULL) and so nothing was made ahead.
-like($dump, qr/COPY public\.partheal_config \(parent, partition_size, mark_percent, premake, partition_interval, time_zone, retention, retention_keep_table, drain_default, retention_ids\) FROM stdin;\npublic\.log\t100\t\\N\t4\t\\N\t\\N\t\\N\tf\tt\t\\N\n/,
+like($dump, qr/COPY public\.partheal_config \(parent, partition_size, mark_percent, premake, partition_interval, time_zone, retention, retention_keep_table, drain_default, retention_ids, drain_reach\) FROM stdin;\npublic\.log\t100\t\\N\t4\t\\N\t\\N\t\\N\tf\tt\t\\N\t\\N\n/,
   'pg_dump dumps the registration');
 
 # ... and a restore into a fresh database heals again.

@@ -203,8 +203,8 @@ ok($node->poll_query_until('old', q{SELECT count(*) = 4 FROM pg_class WHERE reln
   'and the worker keeps its four partitions ahead');
 # partheal_nextval's draws must meet partitions that do not exist yet, so the
 # floor goes (premake 0) and the ids run from 6 to 48: the draws ask the
-# worker for the missing partitions of the 40 ids ahead of them (4
-# partitions of 10), m_p50 to m_p80, and wait for them.
+# worker for the missing partitions of the 160 ids ahead of them (16
+# partitions of 10), from m_p50, and wait for them.
 $node->safe_psql('old', q{SELECT partheal_manage('m', 10, 80, nextval_default => true, premake => 0)});
 $node->safe_psql('old', 'INSERT INTO m (v) SELECT g FROM generate_series(1, 43) g');
 is($node->safe_psql('old', q{SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class WHERE relname IN ('m_p50', 'm_p60', 'm_p70', 'm_p80')}), 'm_p50,m_p60,m_p70,m_p80',
@@ -356,7 +356,7 @@ for my $case (['stride_mark', 'true'], ['stride_poll', 'NULL']) {
 
 # A burst of single-row INSERTs faster than the worker: a draw that leaves
 # fewer ids routable ahead than the rest of its partition past the mark (256, or
-# 4 partitions at most) waits for the worker to make the missing partitions, so no INSERT
+# 16 partitions at most) waits for the worker to make the missing partitions, so no INSERT
 # draws an id its statement has no partition for. Before: size 100 right
 # after registration lost the rows at 500, its first id past premake; size
 # 10 with 8 writers lost one at every partition.

@@ -7,14 +7,14 @@ SELECT partheal_manage('pw', 10, 50, nextval_default => true, premake => 0);
 -- The id default is now partheal_nextval of the table and its own sequence.
 SELECT pg_get_expr(adbin, adrelid) AS id_default
   FROM pg_attrdef WHERE adrelid = 'pw'::regclass AND adnum = 1;
--- Plain INSERTs draw through it. The first draw finds fewer than 40 ids
--- (4 partitions of 10) routable ahead of it: it has the worker make
--- partitions 1 to 4 and waits for them, so the INSERTs that draw those ids
+-- Plain INSERTs draw through it. The first draw finds fewer than 160 ids
+-- (16 partitions of 10) routable ahead of it: it has the worker make
+-- partitions 1 to 16 and waits for them, so the INSERTs that draw those ids
 -- find them. Id 5, partition 0's mark (50%), then finds them made and
 -- queues nothing.
 INSERT INTO pw (v) SELECT g FROM generate_series(1, 5) g;
-SELECT to_regclass('pw_p10') IS NOT NULL AS made_p10, to_regclass('pw_p40') IS NOT NULL AS made_p40,
-       to_regclass('pw_p50') IS NOT NULL AS made_p50;
+SELECT to_regclass('pw_p10') IS NOT NULL AS made_p10, to_regclass('pw_p160') IS NOT NULL AS made_p160,
+       to_regclass('pw_p170') IS NOT NULL AS made_p170;
 SELECT ahead_requested FROM partheal_stats WHERE parent = 'pw'::regclass;
 -- COPY too.
 COPY pw (v) FROM STDIN;
@@ -157,7 +157,7 @@ SELECT partheal_reserve('down', 10);
 \echo :LAST_ERROR_SQLSTATE
 -- A sequence that steps by 5 still meets every mark: ids 0, 5, 10, ... and
 -- the mark of partition 0 at 80% of 12 is 9, passed by the draw of 10. The
--- first draw's wait made the partitions of the next 48 ids already, so the
+-- first draw's wait made the partitions of the next 192 ids already, so the
 -- mark queues nothing.
 CREATE SEQUENCE step_seq INCREMENT 5 MINVALUE 0 START 0;
 CREATE TABLE step (id bigint DEFAULT nextval('step_seq'), v int) PARTITION BY RANGE (id);
@@ -172,7 +172,7 @@ SELECT partition FROM parts WHERE parent = 'step'::regclass;
 -- a row written first to the table a foreign key points to (ROW EXCLUSIVE
 -- on it, against ATTACH's SHARE ROW EXCLUSIVE to clone the key), or the
 -- table locked in SHARE MODE. Both INSERTs land; the next INSERT, in a
--- transaction of its own, has the partitions of the next 40 ids made.
+-- transaction of its own, has the partitions of the next 160 ids made.
 CREATE TABLE fkref (id int PRIMARY KEY);
 CREATE TABLE fkw (id bigserial, r int REFERENCES fkref, v int) PARTITION BY RANGE (id);
 CREATE TABLE fkw_p0 PARTITION OF fkw FOR VALUES FROM (0) TO (10);
