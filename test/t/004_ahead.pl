@@ -41,10 +41,15 @@ IPC::Run::run(['pgbench', '-n', '-c', '8', '-j', '2', '-t', '1250', '-f', $scrip
 like($out, qr/actually processed: 10000\/10000/, 'eight appenders, no failed append');
 is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM herd'), '10001|10001',
   'every row landed once');
-# Ids 1..10001 hold the marks 800, 1800, ..., 9800: ten claims, so the
-# watermark stands at 10; a claim whose partition the worker's poll had made
-# already queues no request, so at most ten were queued.
-is($stat->('herd', 'watermark'), '10', 'one claim per mark: the watermark');
+# Ids 1..10001 hold the marks 800, 1800, ..., 9800: ten claims. Each asks
+# for the far end of what the table keeps ahead, the next partition or,
+# once the worker has seen the traffic, its headroom (at most its cap, 16):
+# the watermark stands at partition 10, or past it by that headroom (25 in a
+# run where the 2 cores were busy with something else too). A claim whose
+# partition the worker's poll had made already queues no request, so at most
+# ten were queued.
+my $mark = $stat->('herd', 'watermark');
+ok($mark >= 10 && $mark <= 10 + 16, "the watermark is the last mark's claim ($mark)");
 cmp_ok($stat->('herd', 'ahead_requested'), '<=', 10, 'at most one request per mark');
 $wait_for_partition->('herd_p10000');
 my $log = slurp_file($node->logfile);
