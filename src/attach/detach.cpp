@@ -215,6 +215,81 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table,
 }
 
 namespace {
+// A batch's lock waits, all of them: one slice of the attach's queued waits.
+constexpr long kOneSliceMs = 25;
+// A batch's hold of the parent, which writers wait out: no partition is
+// begun after this much of it.
+constexpr long kMostHoldMs = 15;
+}  // namespace
+
+bool detach_batchable(const Parent& p, Oid partition) {
+  if (p.citus || referenced(partition)) return false;
+  const char kind = pg::guard([&] { return get_rel_relkind(partition); });
+  if (kind != RELKIND_RELATION || has_rules_on(partition)) return false;
+  reconcile::LockSet tree;
+  add_window_tree(partition, tree);
+  return tree.empty();
+}
+
+BatchResult detach_batch(const Parent& p, const std::vector<Oid>& partitions, bool keep_table,
+                         long poll_ms) {
+  using namespace reconcile;
+  BatchResult r;
+  // Every wait of the batch, the polling and the one queued request, comes
+  // out of one slice: a heal request or a writer waits that long at most,
+  // then the hold.
+  set_lock_budget_ms(
+      static_cast<int>(std::min<long>(kOneSliceMs, settings::attach_lock_budget_ms())));
+  // The parent and DEFAULT first, as every DETACH takes them, then the
+  // partitions, oldest first.
+  LockSet set = detach_lock_set(p, partitions.front());
+  for (size_t i = 1; i < partitions.size(); ++i)
+    set.emplace_back(partitions[i], AccessExclusiveLock);
+  const TimestampTz polling_since = pg::guard([] { return GetCurrentTimestamp(); });
+  bool queue = false;
+  for (;;) {
+    try {
+      TimestampTz held_since = 0;
+      pg::in_subtransaction([&] {
+        LockBudget budget(polling_since);
+        TimestampTz unused = 0;
+        lock_all(p, set, queue, budget, unused);
+        held_since = pg::guard([] { return GetCurrentTimestamp(); });
+        // What the DDL locks besides (a DROP's dependent objects) waits
+        // a slice at most.
+        budget.apply();
+        const std::string parent = qualified(p.relid);
+        // Oldest first, each named only now, under the locks taken by OID;
+        // the hold ends after kMostHoldMs, the rest wait for the next batch.
+        r.detached = 0;
+        for (Oid partition : partitions) {
+          const std::string table = qualified(partition);
+          pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
+                           SPI_OK_UTILITY);
+          if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
+          r.detached++;
+          if (since_ms(held_since) >= kMostHoldMs) break;
+        }
+      });
+      r.parent_held_ms = since_ms(held_since);
+      return r;
+    } catch (const LocksBusy&) {
+      // Writers that follow each other leave no moment free: after
+      // poll_ms, the request queues for what is left of the slice. A heal
+      // request is not given way to before: under steady heals no batch
+      // would ever be tried, and the table would fall further behind.
+      queue = since_ms(polling_since) >= poll_ms;
+      if (!queue) pg::pause_ms(2);
+    } catch (const PgError& e) {
+      // Anything else (an event trigger that refuses a DROP) is the
+      // caller's to hear: the subtransaction took the batch back.
+      if (!is_lock_wait(e)) r.error = e.what();
+      return r;
+    }
+  }
+}
+
+namespace {
 
 // Waits for a lock within the lock budget: what is left to lock here is a
 // detached or detach-pending table, out of the parent's routing, that only

@@ -8,8 +8,8 @@
 #pragma once
 
 #include <functional>
-
 #include <string>
+#include <vector>
 
 #include "attach/window.hpp"
 
@@ -53,6 +53,30 @@ struct DetachResult {
 // so: the worker's heal requests must not wait behind retention's polling.
 DetachResult detach_partition(const Parent& parent, Oid partition, bool keep_table,
                               const std::function<bool()>& give_way = {});
+
+// Retention behind its horizon (several due partitions): `partitions`, each
+// one detach_batchable allows, detached (and dropped unless keep_table)
+// together in the caller's transaction, under one hold of the parent, the
+// partitions and DEFAULT in ACCESS EXCLUSIVE. Polled for `poll_ms`, then
+// queued for what is left of one lock slice (25 ms, or
+// partheal.attach_lock_timeout if less): a writer waits that long behind
+// the request at most, then for the hold: a DETACH and a DROP per
+// partition, oldest first, none begun once the hold has lasted 15 ms.
+// When the locks cannot be had in that time, or a DETACH or DROP fails
+// otherwise, the result says so and nothing changed: retention goes on one partition at a time, by
+// DETACH CONCURRENTLY where it can. Needs what detach_partition needs.
+struct BatchResult {
+  size_t detached = 0;      // the first this many of `partitions` detached (and dropped)
+  long parent_held_ms = 0;  // up to the end of the call; the hold lasts until commit
+  std::string error;        // a failure other than a lock wait, nothing changed
+};
+BatchResult detach_batch(const Parent& parent, const std::vector<Oid>& partitions, bool keep_table,
+                         long poll_ms);
+
+// Whether `partition` may go in a batch: a plain table, not foreign or
+// partitioned, with no foreign key to or from it and no view on it, whose
+// DETACH and DROP can fail only on a lock. Needs SPI connected.
+bool detach_batchable(const Parent& parent, Oid partition);
 
 // Readies the completion of a DETACH ... CONCURRENTLY that stopped between
 // its transactions: takes its locks, each wait within the attach's lock

@@ -10,7 +10,10 @@
 // and given up (and retried with back-off) when another transaction holds
 // them. A window that foreign keys reference is left attached and said once.
 // One window per table per poll, oldest first; the worker polls again soon
-// after one went, so a backlog goes window by window.
+// after one went. A table more than two windows behind has its due ones go
+// up to 8 at a time, under one short hold of the parent, where they may
+// (plain tables, nothing referencing them, not on Citus), and up to 8 such
+// batches a poll.
 #pragma once
 
 #include <vector>
