@@ -240,40 +240,48 @@ BatchResult detach_batch(const Parent& p, const std::vector<Oid>& partitions, bo
   // then the hold.
   set_lock_budget_ms(
       static_cast<int>(std::min<long>(kOneSliceMs, settings::attach_lock_budget_ms())));
-  // The parent and DEFAULT first, as every DETACH takes them, then the
-  // partitions, oldest first.
-  LockSet set = detach_lock_set(p, partitions.front());
-  for (size_t i = 1; i < partitions.size(); ++i)
-    set.emplace_back(partitions[i], AccessExclusiveLock);
+  // The parent and DEFAULT, as every DETACH takes them, queued for if need
+  // be; the partitions are asked for without waiting once those are held,
+  // and one busy (an autovacuum of an old partition) is left out of the
+  // batch: a wait for it would hold every writer of the table.
+  LockSet parent_set = detach_lock_set(p, partitions.front());
+  parent_set.erase(parent_set.begin() + 1);
   const TimestampTz polling_since = pg::guard([] { return GetCurrentTimestamp(); });
   bool queue = false;
   for (;;) {
     try {
       TimestampTz held_since = 0;
+      size_t detached = 0;
       pg::in_subtransaction([&] {
         LockBudget budget(polling_since);
         TimestampTz unused = 0;
-        lock_all(p, set, queue, budget, unused);
+        lock_all(p, parent_set, queue, budget, unused);
         held_since = pg::guard([] { return GetCurrentTimestamp(); });
         // What the DDL locks besides (a DROP's dependent objects) waits
-        // a slice at most.
+        // what is left of the slice at most.
         budget.apply();
         const std::string parent = qualified(p.relid);
-        // Oldest first, each named only now, under the locks taken by OID;
-        // the hold ends after kMostHoldMs, the rest wait for the next batch.
-        r.detached = 0;
+        // Oldest first, each named only now, under its lock taken by OID;
+        // none begun after kMostHoldMs, the rest wait for the next batch.
         for (Oid partition : partitions) {
+          if (!pg::guard(
+                  [&] { return ConditionalLockRelationOid(partition, AccessExclusiveLock); }))
+            continue;
           const std::string table = qualified(partition);
           pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
                            SPI_OK_UTILITY);
           if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
-          r.detached++;
+          r.done.push_back(partition);
           if (since_ms(held_since) >= kMostHoldMs) break;
         }
+        detached = r.done.size();
       });
+      // Only now: a failure inside took the whole batch back.
+      r.detached = detached;
       r.parent_held_ms = since_ms(held_since);
       return r;
     } catch (const LocksBusy&) {
+      r.done.clear();
       // Writers that follow each other leave no moment free: after
       // poll_ms, the request queues for what is left of the slice. A heal
       // request is not given way to before: under steady heals no batch
@@ -283,6 +291,8 @@ BatchResult detach_batch(const Parent& p, const std::vector<Oid>& partitions, bo
     } catch (const PgError& e) {
       // Anything else (an event trigger that refuses a DROP) is the
       // caller's to hear: the subtransaction took the batch back.
+      r.done.clear();
+      r.detached = 0;
       if (!is_lock_wait(e)) r.error = e.what();
       return r;
     }

@@ -61,12 +61,15 @@ DetachResult detach_partition(const Parent& parent, Oid partition, bool keep_tab
 // queued for what is left of one lock slice (25 ms, or
 // partheal.attach_lock_timeout if less): a writer waits that long behind
 // the request at most, then for the hold: a DETACH and a DROP per
-// partition, oldest first, none begun once the hold has lasted 15 ms.
+// partition, oldest first, none begun once the hold has lasted 15 ms, a
+// partition another transaction holds (an autovacuum) left out. The hold
+// lasts to the caller's commit, which flushes WAL and unlinks the files.
 // When the locks cannot be had in that time, or a DETACH or DROP fails
 // otherwise, the result says so and nothing changed: retention goes on one partition at a time, by
 // DETACH CONCURRENTLY where it can. Needs what detach_partition needs.
 struct BatchResult {
-  size_t detached = 0;      // the first this many of `partitions` detached (and dropped)
+  size_t detached = 0;      // how many of `partitions` were detached (and dropped)
+  std::vector<Oid> done;    // which, oldest first: a busy one is left out
   long parent_held_ms = 0;  // up to the end of the call; the hold lasts until commit
   std::string error;        // a failure other than a lock wait, nothing changed
 };

@@ -48,7 +48,7 @@ constexpr long kFirstRetryMs = 1000;
 constexpr long kMaxRetryMs = 60000;
 // More due partitions than this and retention is behind: the due ones go
 // together, up to kMostInBatch under one hold of the parent (a DETACH and a
-// DROP each, 2 to 3 ms on a busy 2-core box). Polled once, then queued for
+// DROP each, 2 to 6 ms on a busy 2-core box). Polled once, then queued for
 // one slice (attach/detach.hpp): polling alone never finds the parent free
 // while appenders follow each other.
 constexpr size_t kBehindPast = 2;
@@ -238,6 +238,8 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
                               TimestampDifferenceExceeds(failing->second, now, kBatchFailingMs);
     auto refused = batches_refused_until().find(relid);
     const bool batches_refused = refused != batches_refused_until().end() && refused->second > now;
+    // Caught up: the next time it falls behind, batches get their 5 s again.
+    if (due_now.size() <= kBehindPast) batches_failing_since().erase(relid);
     if (due_now.size() > kBehindPast && !batches_refused) {
       attach::Parent p = attach::describe_parent(relid);
       std::vector<Oid> batch;
@@ -265,12 +267,19 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
           step.tried = true;
           step.keep = c.retention_keep_table;
           step.batch_held_ms = b.parent_held_ms;
-          retired.resize(b.detached);
-          step.batch = std::move(retired);
+          for (size_t i = 0; i < batch.size(); ++i)
+            if (std::find(b.done.begin(), b.done.end(), batch[i]) != b.done.end())
+              step.batch.push_back(retired[i]);
           return step;
         }
         if (!b.error.empty()) {
           batches_refused_until()[relid] = TimestampTzPlusMilliseconds(now, kBatchRefusedMs);
+          pg::report(LOG, 0,
+                     fmt::format("{} retention's batch of {} due partitions of {} failed, and "
+                                 "was taken back whole: {}",
+                                 errors::kLogRetentionLeft, batch.size(), pg::relation_label(relid),
+                                 b.error),
+                     {{}, "For a minute they go one at a time, each failure said for its own."});
         } else {
           batches_failing_since().emplace(relid, now);
           if (!batches_fail) return step;

@@ -448,6 +448,36 @@ ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'nd_new
   'm: and the table\'s next due window is dropped after it: its retention goes on');
 $sql->(q{DROP EVENT TRIGGER refuse_drop});
 
+# m2. A table more than two windows behind goes in batches: one whose DROP
+# of its third partition an event trigger refuses is taken back whole and
+# said (PHL10), no PHL09 line names a partition that is still there, and
+# the windows go one at a time then, the refused one kept as a table.
+$log_at = -s $node->logfile;
+$sql->(q{
+  CREATE FUNCTION refuse_bt() RETURNS event_trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects() WHERE object_identity = 'public.bt_p200') THEN
+      RAISE EXCEPTION 'bt_p200 is not to be dropped';
+    END IF;
+  END $$;
+  CREATE EVENT TRIGGER refuse_bt ON sql_drop EXECUTE FUNCTION refuse_bt();
+  CREATE TABLE bt (id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('bt', 100, premake => 1, retention => 300);
+  SELECT count(*) FROM partheal_append('bt', (SELECT jsonb_agg(jsonb_build_object('body', 'b')) FROM generate_series(1, 1000)));
+});
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_inherits WHERE inhrelid IN (SELECT oid FROM pg_class WHERE relname IN ('bt_p0', 'bt_p100', 'bt_p200', 'bt_p300', 'bt_p400', 'bt_p500', 'bt_p600'))}, 30),
+  'm2: the due partitions are detached, the batch refused');
+my $bt_log = substr(slurp_file($node->logfile), $log_at);
+like($bt_log, qr/PHL10 retention's batch of \d+ due partitions of "public\.bt" failed, and was taken back whole: bt_p200 is not to be dropped/,
+  'm2: the refused batch is said (PHL10)');
+my @bt_said = $bt_log =~ /PHL09 retention detached "public\.(bt_p\d+)" [^\n]* and dropped it/g;
+is($sql->(q{SELECT count(*) FROM pg_class WHERE relname IN ('} . join("', '", @bt_said, 'none') . q{')}), '0',
+  'm2: every partition PHL09 says was dropped is gone (' . join(', ', @bt_said) . ')');
+is($sql->(q{SELECT relispartition FROM pg_class WHERE relname = 'bt_p200'}), 'f', 'm2: the refused one is kept as a plain table');
+ok(defined $within->(q{SELECT dropped_windows = 6 FROM partheal_stats WHERE parent = 'bt'::regclass}, 30),
+  'm2: and the six others are dropped and counted once each');
+$sql->(q{DROP EVENT TRIGGER refuse_bt});
+
 ###########################################################################
 # l. A publication of the table through its root, and a subscriber with a
 # plain table of that name: every row written reaches it, in the windows
