@@ -48,6 +48,7 @@ int max_ahead_partitions = 16;
 int attach_lock_timeout_ms = 200;
 int attach_lock_attempts = 5;
 bool drain_default = true;
+int drain_snapshot_wait_ms = 60000;
 bool retention = true;
 
 int attach_lock_budget_ms() {
@@ -132,6 +133,11 @@ void define_gucs() {
                            "table, on leaves it to each registration's drain_default.",
                            nullptr, &partheal::settings::drain_default, true, PGC_SIGHUP, 0,
                            nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("partheal.drain_snapshot_wait",
+                          "How long the drain holds a window's move back for transactions whose "
+                          "snapshots are older than the move, before it moves the rows anyway.",
+                          nullptr, &partheal::settings::drain_snapshot_wait_ms, 60000, 0, INT_MAX,
+                          PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
   DefineCustomBoolVariable("partheal.retention",
                            "Whether the worker detaches and drops the partitions past each "
                            "registration's retention; off keeps every partition, as after "

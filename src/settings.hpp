@@ -13,6 +13,7 @@ extern int max_ahead_partitions;    // partheal.max_ahead_partitions
 extern int attach_lock_timeout_ms;  // partheal.attach_lock_timeout
 extern int attach_lock_attempts;    // partheal.attach_lock_attempts
 extern bool drain_default;          // partheal.drain_default
+extern int drain_snapshot_wait_ms;  // partheal.drain_snapshot_wait
 extern bool retention;              // partheal.retention
 
 // One attach attempt's budget for its lock waits: partheal.attach_lock_timeout,

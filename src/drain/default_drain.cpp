@@ -21,9 +21,12 @@
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/security.hpp"
+#include "pg/pause.hpp"
+#include "pg/snapshots.hpp"
 #include "pg/spi.hpp"
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
+#include "settings.hpp"
 #include "worker/requests.hpp"
 #include "worker/transaction.hpp"
 
@@ -68,6 +71,10 @@ struct TableWatch {
   // said once each time they appear.
   TimestampTz expired_count_at = 0;
   bool expired_said = false;
+  // Since when a move has been held back for older snapshots (0: it is
+  // not), and whether that was said.
+  TimestampTz held_back_since = 0;
+  bool held_back_said = false;
 };
 
 // How often, and how far, the rows past the horizon are counted: a scan of
@@ -124,10 +131,10 @@ int64 rows_below(const attach::Parent& p, int64 below) {
   return n ? DatumGetInt64(*n) : 0;
 }
 
-// True when DEFAULT holds more than `cap` rows of [lower, upper): such a
-// window is left to partheal_partition_data, since the worker serves no
-// heal request while one window's transaction runs.
-bool window_over(const attach::Parent& p, Datum lower, Datum upper, int64 cap) {
+// DEFAULT's rows of [lower, upper), counted up to cap + 1: a window with
+// more is left to partheal_partition_data, since the worker serves no heal
+// request while one window's transaction runs.
+int64 rows_in_window(const attach::Parent& p, Datum lower, Datum upper, int64 cap) {
   std::string sql =
       fmt::format("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {}) s",
                   p.default_sql, attach::window_predicate(p), cap + 1);
@@ -135,7 +142,7 @@ bool window_over(const attach::Parent& p, Datum lower, Datum upper, int64 cap) {
   Datum values[] = {lower, upper};
   pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}, true);
   std::optional<Datum> n = pg::spi::value(0, 1);
-  return n && DatumGetInt64(*n) > cap;
+  return n ? DatumGetInt64(*n) : 0;
 }
 
 struct Step {
@@ -149,6 +156,7 @@ struct Step {
   std::optional<int64> expired;  // rows in DEFAULT older than the horizon's window, when counted
   std::string horizon_key;       // the first key of that window, for messages
   bool past_horizon = false;     // that window is the retention horizon's, not the reach's
+  bool held_back = false;        // rows to move, not moved: older snapshots may still read them
 };
 
 bool backing_off(Oid relid, int64 lower) {
@@ -164,6 +172,9 @@ struct Pass {
   const partitions::KeySpace& keys;
   const std::vector<partitions::Range>& existing;
   Oid namespace_oid;
+  // Whether rows may move now: no transaction holds a snapshot older than
+  // the move (or the wait for them is over).
+  bool snapshots_gone;
 };
 
 // Creates `range`'s window and attaches it with attach_window, moving what
@@ -176,8 +187,18 @@ void attach_range(const Pass& pass, const partitions::Range& range, Step& step,
   Datum upper = key_datum(p.key.type, range.upper.value);
   attach::Window w = attach::window_from_values(p, lower, upper);
   step.window = fmt::format("FROM ({}) TO ({})", w.lower_literal, w.upper_literal);
-  if (window_over(p, lower, upper, kMaxWindowRows)) {
+  const int64 rows = rows_in_window(p, lower, upper, kMaxWindowRows);
+  if (rows > kMaxWindowRows) {
     step.too_big = range.lower.value;
+    return;
+  }
+  // A REPEATABLE READ transaction whose snapshot is older than the move
+  // would miss the rows: planned against the catalog as it is after the
+  // move, it prunes DEFAULT for the window, and their copies in the window
+  // are newer than its snapshot. So a move waits, outside this
+  // transaction, for the snapshots held now to go (drain_managed_defaults).
+  if (rows > 0 && !pass.snapshots_gone) {
+    step.held_back = true;
     return;
   }
   // Named as the heal names it: the lower bound in the table's zone.
@@ -268,7 +289,8 @@ void make_one_ahead(const Pass& pass, __int128 at, __int128 last, Step& step,
 // is not backing off, attached by attach_window; or else, the first window
 // ahead not made yet. `attempting` is the lower key of the window being
 // attached, for the caller to back off when the transaction fails.
-Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired) {
+Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired,
+               bool snapshots_gone) {
   return pg::with_own_sql({}, [&] {
     Step step;
     attach::Parent p = attach::describe_parent(relid);
@@ -329,7 +351,7 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired) 
       step.horizon_key = keys.key_text(from);
       step.past_horizon = past_horizon;
     }
-    const Pass pass{relid, p, keys, existing, namespace_oid};
+    const Pass pass{relid, p, keys, existing, namespace_oid, snapshots_gone};
     // As the owner: the look into DEFAULT and the attach are the owner's
     // business, not the worker's superuser's.
     pg::as_role(p.owner, [&] {
@@ -340,6 +362,83 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired) 
     });
     return step;
   });
+}
+
+// The most a poll round waits for older snapshots to go, across its tables:
+// a round serves heal requests while it waits, but holds up the other
+// tables' upkeep.
+constexpr long kSnapshotWaitPerRoundMs = 1000;
+constexpr long kSnapshotPollMs = 2;
+constexpr long kSnapshotLeastWaitMs = 20;
+
+// Whether a move held back for older snapshots may go now: true once every
+// transaction that held a snapshot when this was called has let go of it
+// (waited for until the round's deadline, serving heal requests), or when
+// the move has been held back for partheal.drain_snapshot_wait. Said in the
+// log once when a move is held back past a round, and when it goes anyway.
+bool snapshots_let_go(Oid dboid, TimestampTz round_deadline, TableWatch& watch, Oid relid,
+                      const std::string& window) {
+  std::vector<VirtualTransactionId> older = pg::snapshot_holders();
+  // Past the round's deadline, a table still waits a moment: statements
+  // that merely run now let go of their snapshots within it.
+  const TimestampTz deadline =
+      Max(round_deadline, TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kSnapshotLeastWaitMs));
+  while (!older.empty() && GetCurrentTimestamp() < deadline) {
+    worker::serve_heal_requests(dboid);
+    pg::pause_ms(kSnapshotPollMs);
+    older = pg::still_holding(older);
+  }
+  const TimestampTz now = GetCurrentTimestamp();
+  if (older.empty()) {
+    if (watch.held_back_said)
+      pg::report(LOG, 0,
+                 fmt::format(
+                     "{} the drain of the DEFAULT partition of {} moves the rows of the window {}: "
+                     "the transactions with older snapshots have ended",
+                     errors::kLogAttached, pg::relation_label(relid), window));
+    watch.held_back_since = 0;
+    watch.held_back_said = false;
+    return true;
+  }
+  if (watch.held_back_since == 0) watch.held_back_since = now;
+  const long held_ms = TimestampDifferenceMilliseconds(watch.held_back_since, now);
+  const std::string hint =
+      "SELECT pid, xact_start, backend_xmin FROM pg_stat_activity WHERE backend_xmin IS NOT "
+      "NULL ORDER BY xact_start shows them.";
+  if (held_ms >= settings::drain_snapshot_wait_ms) {
+    pg::report(
+        LOG, 0,
+        fmt::format(
+            "{} the drain of the DEFAULT partition of {} moves the rows of the window {} while "
+            "{} {} with an older snapshot still {}, after waiting {} ms "
+            "(partheal.drain_snapshot_wait)",
+            errors::kLogAttached, pg::relation_label(relid), window, older.size(),
+            older.size() == 1 ? "transaction" : "transactions", older.size() == 1 ? "runs" : "run",
+            held_ms),
+        {"A REPEATABLE READ or SERIALIZABLE transaction among them that then selects the "
+         "window by its key will not see the moved rows; one that reads the whole parent "
+         "still sees them in DEFAULT.",
+         hint});
+    watch.held_back_since = 0;
+    watch.held_back_said = false;
+    return true;
+  }
+  if (!watch.held_back_said) {
+    watch.held_back_said = true;
+    pg::report(LOG, 0,
+               fmt::format("{} the drain of the DEFAULT partition of {} holds back the move of "
+                           "the window {} while {} {} with an older snapshot {}",
+                           errors::kLogAttachGaveUp, pg::relation_label(relid), window,
+                           older.size(), older.size() == 1 ? "transaction" : "transactions",
+                           older.size() == 1 ? "runs" : "run"),
+               {fmt::format("A REPEATABLE READ or SERIALIZABLE transaction whose snapshot is "
+                            "older than the move would not see the moved rows. The drain waits "
+                            "for them, at most partheal.drain_snapshot_wait ({} ms), and readers "
+                            "see the rows in DEFAULT meanwhile.",
+                            settings::drain_snapshot_wait_ms),
+                hint});
+  }
+  return false;
 }
 
 }  // namespace
@@ -358,16 +457,36 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
              : std::next(it);
 
   bool attached_any = false;
+  const TimestampTz round_deadline =
+      TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kSnapshotWaitPerRoundMs);
   for (Oid relid : tables) {
     TableWatch& watch = table_watches()[relid];
     if (watch.back_off.retry_at > GetCurrentTimestamp()) continue;
     worker::serve_heal_requests(dboid);
     Step step;
     std::optional<int64> attempting;
-    const bool count_expired = watch.expired_count_at <= GetCurrentTimestamp();
-    std::optional<PgError> error =
-        worker::in_transaction([&] { step = drain_one(relid, attempting, count_expired); },
-                               "partheal: moving rows out of DEFAULT");
+    bool count_expired = watch.expired_count_at <= GetCurrentTimestamp();
+    std::optional<PgError> error;
+    // Without partheal.drain_snapshot_wait, rows move at once; with it, a
+    // window with rows to move is held back (the first pass), and moved in
+    // a second pass once the snapshots held after the first have gone.
+    bool snapshots_gone = settings::drain_snapshot_wait_ms == 0;
+    for (;;) {
+      error = worker::in_transaction(
+          [&] { step = drain_one(relid, attempting, count_expired, snapshots_gone); },
+          "partheal: moving rows out of DEFAULT");
+      if (error || !step.held_back) break;
+      if (!snapshots_let_go(dboid, round_deadline, watch, relid, step.window)) break;
+      snapshots_gone = true;
+      count_expired = false;
+      const std::optional<int64> expired = step.expired;
+      const std::string horizon_key = step.horizon_key;
+      const bool past_horizon = step.past_horizon;
+      step = Step{};
+      step.expired = expired;
+      step.horizon_key = horizon_key;
+      step.past_horizon = past_horizon;
+    }
     if (error) {
       // Logged when it changes, not every round. A window whose attach
       // failed backs off on its own, so the windows after it still drain;
@@ -385,6 +504,11 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
       continue;
     }
     watch.back_off = BackOff{};
+    // A hold that ended without a move (the rows went another way) is over.
+    if (!step.held_back) {
+      watch.held_back_since = 0;
+      watch.held_back_said = false;
+    }
     if (step.expired) {
       watch.expired_count_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kExpiredCountMs);
       const int64 expired = *step.expired;

@@ -116,6 +116,19 @@ sub within {
   return undef;
 }
 
+# Seconds until $node's log, from byte $offset on, matches $regexp, or
+# undef after $seconds: a wait on what the worker says, never a fixed sleep.
+sub logged_within {
+  my ($node, $regexp, $offset, $seconds) = @_;
+  my $t0 = Time::HiRes::time();
+  while (Time::HiRes::time() - $t0 < $seconds) {
+    return Time::HiRes::time() - $t0
+      if substr(PostgreSQL::Test::Utils::slurp_file($node->logfile), $offset) =~ $regexp;
+    Time::HiRes::sleep(0.05);
+  }
+  return undef;
+}
+
 # Waits until $node is back from a crash restart that began after log
 # offset $offset; true when it answers within $seconds (default 60).
 sub back_after_crash {
