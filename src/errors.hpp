@@ -37,5 +37,7 @@ constexpr const char* kLogDefaultPartition = "PHL08";
 constexpr const char* kLogRetired = "PHL09";        // retention detached a window (and dropped it)
 constexpr const char* kLogRetentionLeft = "PHL10";  // a due window retention left attached, and why
 constexpr const char* kLogExpiredInDefault = "PHL11";  // rows in DEFAULT past the retention horizon
+// The drain held a move back for older snapshots, or moved once they went.
+constexpr const char* kLogHeldForSnapshots = "PHL12";
 
 }  // namespace partheal::errors

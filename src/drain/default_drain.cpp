@@ -11,6 +11,7 @@
 
 #include "attach/reconcile.hpp"
 #include "attach/window.hpp"
+#include "drain/snapshot_hold.hpp"
 #include "errors.hpp"
 #include "partitions/catalog.hpp"
 #include "partitions/child_table.hpp"
@@ -21,8 +22,6 @@
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/security.hpp"
-#include "pg/pause.hpp"
-#include "pg/snapshots.hpp"
 #include "pg/spi.hpp"
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
@@ -71,10 +70,7 @@ struct TableWatch {
   // said once each time they appear.
   TimestampTz expired_count_at = 0;
   bool expired_said = false;
-  // Since when a move has been held back for older snapshots (0: it is
-  // not), and whether that was said.
-  TimestampTz held_back_since = 0;
-  bool held_back_said = false;
+  SnapshotHold hold;  // a move held back for older snapshots
 };
 
 // How often, and how far, the rows past the horizon are counted: a scan of
@@ -157,6 +153,7 @@ struct Step {
   std::string horizon_key;       // the first key of that window, for messages
   bool past_horizon = false;     // that window is the retention horizon's, not the reach's
   bool held_back = false;        // rows to move, not moved: older snapshots may still read them
+  std::string held_window;       // FROM (...) TO (...) of that window
 };
 
 bool backing_off(Oid relid, int64 lower) {
@@ -199,6 +196,7 @@ void attach_range(const Pass& pass, const partitions::Range& range, Step& step,
   // transaction, for the snapshots held now to go (drain_managed_defaults).
   if (rows > 0 && !pass.snapshots_gone) {
     step.held_back = true;
+    step.held_window = step.window;
     return;
   }
   // Named as the heal names it: the lower bound in the table's zone.
@@ -356,7 +354,8 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired,
     // business, not the worker's superuser's.
     pg::as_role(p.owner, [&] {
       if (!step.horizon_key.empty()) step.expired = rows_below(p, expired_below);
-      if (drain_oldest(pass, from, band_last, step, attempting)) return;
+      // A window held back for older snapshots holds up no window ahead.
+      if (drain_oldest(pass, from, band_last, step, attempting) && !step.held_back) return;
       // Create-ahead's windows, when the table has it.
       if (table->config.mark_percent != 0) make_one_ahead(pass, at, band_last, step, attempting);
     });
@@ -368,77 +367,40 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired,
 // a round serves heal requests while it waits, but holds up the other
 // tables' upkeep.
 constexpr long kSnapshotWaitPerRoundMs = 1000;
-constexpr long kSnapshotPollMs = 2;
-constexpr long kSnapshotLeastWaitMs = 20;
 
-// Whether a move held back for older snapshots may go now: true once every
-// transaction that held a snapshot when this was called has let go of it
-// (waited for until the round's deadline, serving heal requests), or when
-// the move has been held back for partheal.drain_snapshot_wait. Said in the
-// log once when a move is held back past a round, and when it goes anyway.
-bool snapshots_let_go(Oid dboid, TimestampTz round_deadline, TableWatch& watch, Oid relid,
-                      const std::string& window) {
-  std::vector<VirtualTransactionId> older = pg::snapshot_holders();
-  // Past the round's deadline, a table still waits a moment: statements
-  // that merely run now let go of their snapshots within it.
-  const TimestampTz deadline =
-      Max(round_deadline, TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kSnapshotLeastWaitMs));
-  while (!older.empty() && GetCurrentTimestamp() < deadline) {
-    worker::serve_heal_requests(dboid);
-    pg::pause_ms(kSnapshotPollMs);
-    older = pg::still_holding(older);
-  }
-  const TimestampTz now = GetCurrentTimestamp();
-  if (older.empty()) {
-    if (watch.held_back_said)
+// What a pass did that the worker keeps: back-offs, and the counters of
+// what it attached.
+void settle(Oid relid, TableWatch& watch, const Step& step, bool& attached_any) {
+  if (step.gave_up) back_off(window_back_offs()[{relid, *step.gave_up}]);
+  if (step.too_big) {
+    BackOff& b = window_back_offs()[{relid, *step.too_big}];
+    if (b.retry_ms == 0)
       pg::report(LOG, 0,
-                 fmt::format(
-                     "{} the drain of the DEFAULT partition of {} moves the rows of the window {}: "
-                     "the transactions with older snapshots have ended",
-                     errors::kLogAttached, pg::relation_label(relid), window));
-    watch.held_back_since = 0;
-    watch.held_back_said = false;
-    return true;
+                 fmt::format("{} the window {} of {} is left in DEFAULT: it holds more than {} "
+                             "rows there, more than the worker moves in one transaction",
+                             errors::kLogAttachGaveUp, step.window, pg::relation_label(relid),
+                             kMaxWindowRows),
+                 {{},
+                  "Move them with CALL partheal_partition_data(), which commits window by "
+                  "window."});
+    b.retry_ms = kMaxRetryMs;
+    b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kMaxRetryMs);
   }
-  if (watch.held_back_since == 0) watch.held_back_since = now;
-  const long held_ms = TimestampDifferenceMilliseconds(watch.held_back_since, now);
-  const std::string hint =
-      "SELECT pid, xact_start, backend_xmin FROM pg_stat_activity WHERE backend_xmin IS NOT "
-      "NULL ORDER BY xact_start shows them.";
-  if (held_ms >= settings::drain_snapshot_wait_ms) {
-    pg::report(
-        LOG, 0,
-        fmt::format(
-            "{} the drain of the DEFAULT partition of {} moves the rows of the window {} while "
-            "{} {} with an older snapshot still {}, after waiting {} ms "
-            "(partheal.drain_snapshot_wait)",
-            errors::kLogAttached, pg::relation_label(relid), window, older.size(),
-            older.size() == 1 ? "transaction" : "transactions", older.size() == 1 ? "runs" : "run",
-            held_ms),
-        {"A REPEATABLE READ or SERIALIZABLE transaction among them that then selects the "
-         "window by its key will not see the moved rows; one that reads the whole parent "
-         "still sees them in DEFAULT.",
-         hint});
-    watch.held_back_since = 0;
-    watch.held_back_said = false;
-    return true;
+  if (step.attached) {
+    attached_any = true;
+    const int64 moved = step.rows_moved;
+    const bool ahead = step.ahead;
+    registry::with_state(relid, [moved, ahead](registry::TableState& s) {
+      if (ahead) {
+        registry::count(s.ahead_created);
+      } else {
+        registry::count(s.drained_rows, static_cast<uint64>(moved));
+        registry::count(s.drained_windows);
+      }
+    });
+    watch.last_error.clear();
+    window_back_offs().erase({relid, step.attached_lower});
   }
-  if (!watch.held_back_said) {
-    watch.held_back_said = true;
-    pg::report(LOG, 0,
-               fmt::format("{} the drain of the DEFAULT partition of {} holds back the move of "
-                           "the window {} while {} {} with an older snapshot {}",
-                           errors::kLogAttachGaveUp, pg::relation_label(relid), window,
-                           older.size(), older.size() == 1 ? "transaction" : "transactions",
-                           older.size() == 1 ? "runs" : "run"),
-               {fmt::format("A REPEATABLE READ or SERIALIZABLE transaction whose snapshot is "
-                            "older than the move would not see the moved rows. The drain waits "
-                            "for them, at most partheal.drain_snapshot_wait ({} ms), and readers "
-                            "see the rows in DEFAULT meanwhile.",
-                            settings::drain_snapshot_wait_ms),
-                hint});
-  }
-  return false;
 }
 
 }  // namespace
@@ -468,17 +430,27 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
     bool count_expired = watch.expired_count_at <= GetCurrentTimestamp();
     std::optional<PgError> error;
     // Without partheal.drain_snapshot_wait, rows move at once; with it, a
-    // window with rows to move is held back (the first pass), and moved in
-    // a second pass once the snapshots held after the first have gone.
+    // window with rows to move is held back (the first pass, which samples
+    // the snapshots older than the move), and moved in a second pass once
+    // they have gone (drain/snapshot_hold.hpp).
     bool snapshots_gone = settings::drain_snapshot_wait_ms == 0;
+    HoldOutcome released;
     for (;;) {
+      pg::SnapshotHolders holders;
       error = worker::in_transaction(
-          [&] { step = drain_one(relid, attempting, count_expired, snapshots_gone); },
+          [&] {
+            step = drain_one(relid, attempting, count_expired, snapshots_gone);
+            if (step.held_back) holders = pg::snapshot_holders();
+          },
           "partheal: moving rows out of DEFAULT");
       if (error || !step.held_back) break;
-      if (!snapshots_let_go(dboid, round_deadline, watch, relid, step.window)) break;
+      released =
+          wait_for_snapshots(dboid, round_deadline, watch.hold, holders, relid, step.held_window);
+      if (!released.go) break;
+      settle(relid, watch, step, attached_any);  // a window ahead the first pass attached
       snapshots_gone = true;
       count_expired = false;
+      attempting.reset();
       const std::optional<int64> expired = step.expired;
       const std::string horizon_key = step.horizon_key;
       const bool past_horizon = step.past_horizon;
@@ -505,10 +477,7 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
     }
     watch.back_off = BackOff{};
     // A hold that ended without a move (the rows went another way) is over.
-    if (!step.held_back) {
-      watch.held_back_since = 0;
-      watch.held_back_said = false;
-    }
+    if (!step.held_back) hold_over(watch.hold);
     if (step.expired) {
       watch.expired_count_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kExpiredCountMs);
       const int64 expired = *step.expired;
@@ -540,36 +509,9 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
                                  "them. partheal_stats.default_expired_rows counts them."});
       }
     }
-    if (step.gave_up) back_off(window_back_offs()[{relid, *step.gave_up}]);
-    if (step.too_big) {
-      BackOff& b = window_back_offs()[{relid, *step.too_big}];
-      if (b.retry_ms == 0)
-        pg::report(LOG, 0,
-                   fmt::format("{} the window {} of {} is left in DEFAULT: it holds more than {} "
-                               "rows there, more than the worker moves in one transaction",
-                               errors::kLogAttachGaveUp, step.window, pg::relation_label(relid),
-                               kMaxWindowRows),
-                   {{},
-                    "Move them with CALL partheal_partition_data(), which commits window by "
-                    "window."});
-      b.retry_ms = kMaxRetryMs;
-      b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kMaxRetryMs);
-    }
-    if (step.attached) {
-      attached_any = true;
-      const int64 moved = step.rows_moved;
-      const bool ahead = step.ahead;
-      registry::with_state(relid, [moved, ahead](registry::TableState& s) {
-        if (ahead) {
-          registry::count(s.ahead_created);
-        } else {
-          registry::count(s.drained_rows, static_cast<uint64>(moved));
-          registry::count(s.drained_windows);
-        }
-      });
-      watch.last_error.clear();
-      window_back_offs().erase({relid, step.attached_lower});
-    }
+    settle(relid, watch, step, attached_any);
+    if (step.attached && !released.note.empty())
+      pg::report(LOG, 0, released.note, {released.detail, {}});
   }
   return attached_any;
 }

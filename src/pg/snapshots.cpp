@@ -7,18 +7,29 @@
 extern "C" {
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "utils/snapmgr.h"
 }
 
 namespace partheal::pg {
 
-std::vector<VirtualTransactionId> snapshot_holders() {
+namespace {
+
+bool listed(const std::vector<VirtualTransactionId>& list, const VirtualTransactionId& v) {
+  return std::any_of(list.begin(), list.end(), [&](const VirtualTransactionId& w) {
+    return VirtualTransactionIdEquals(v, w);
+  });
+}
+
+// The transactions with a snapshot whose xmin is at or before limit_xmin:
+// excludeXmin0 leaves out those that hold none, allDbs false the other
+// databases, and the flags VACUUM and CREATE INDEX CONCURRENTLY (whose
+// snapshots read no table of ours).
+std::vector<VirtualTransactionId> older_than(TransactionId limit_xmin) {
   std::vector<VirtualTransactionId> out;
   int n = 0;
-  // limitXmin invalid: every snapshot, whatever its age; excludeXmin0: only
-  // the transactions that hold one; this database only.
   VirtualTransactionId* vxids = guard([&] {
-    return GetCurrentVirtualXIDs(InvalidTransactionId, true, false,
-                                 PROC_IS_AUTOVACUUM | PROC_IN_VACUUM, &n);
+    return GetCurrentVirtualXIDs(limit_xmin, true, false,
+                                 PROC_IS_AUTOVACUUM | PROC_IN_VACUUM | PROC_IN_SAFE_IC, &n);
   });
   out.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) out.push_back(vxids[i]);
@@ -26,15 +37,29 @@ std::vector<VirtualTransactionId> snapshot_holders() {
   return out;
 }
 
-std::vector<VirtualTransactionId> still_holding(const std::vector<VirtualTransactionId>& holders) {
-  if (holders.empty()) return {};
-  std::vector<VirtualTransactionId> now = snapshot_holders();
-  std::vector<VirtualTransactionId> out;
-  for (const VirtualTransactionId& h : holders)
-    if (std::any_of(now.begin(), now.end(), [&](const VirtualTransactionId& v) {
-          return VirtualTransactionIdEquals(v, h);
-        }))
-      out.push_back(h);
+}  // namespace
+
+SnapshotHolders snapshot_holders() {
+  SnapshotHolders h;
+  h.limit_xmin = guard([] { return GetLatestSnapshot()->xmin; });
+  h.vxids = older_than(h.limit_xmin);
+  return h;
+}
+
+SnapshotHolders still_holding(const SnapshotHolders& holders) {
+  SnapshotHolders out{holders.limit_xmin, {}};
+  if (holders.vxids.empty()) return out;
+  std::vector<VirtualTransactionId> now = older_than(holders.limit_xmin);
+  for (const VirtualTransactionId& h : holders.vxids)
+    if (listed(now, h)) out.vxids.push_back(h);
+  return out;
+}
+
+SnapshotHolders without(const SnapshotHolders& holders,
+                        const std::vector<VirtualTransactionId>& waived) {
+  SnapshotHolders out{holders.limit_xmin, {}};
+  for (const VirtualTransactionId& h : holders.vxids)
+    if (!listed(waived, h)) out.vxids.push_back(h);
   return out;
 }
 

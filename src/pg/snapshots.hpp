@@ -1,8 +1,9 @@
-// The transactions of this database that hold a snapshot, and whether they
-// still do: what a move of rows waits for, as CREATE INDEX CONCURRENTLY
-// waits for the snapshots older than its index. A REPEATABLE READ or
-// SERIALIZABLE transaction keeps its snapshot from its first statement to
-// its end; a READ COMMITTED one only while a statement runs.
+// The transactions of this database whose snapshots are older than a
+// moment, and whether they still hold them: what a move of rows waits for,
+// as CREATE INDEX CONCURRENTLY waits for the snapshots older than its
+// index. A REPEATABLE READ or SERIALIZABLE transaction keeps its snapshot
+// from its first statement to its end; a READ COMMITTED one takes a new one
+// for each statement.
 #pragma once
 
 #include <vector>
@@ -10,18 +11,30 @@
 #include "pg/postgres.hpp"
 
 extern "C" {
+#include "access/transam.h"
 #include "storage/lock.h"
 }
 
 namespace partheal::pg {
 
-// Every transaction of this database, other than this process's and
-// VACUUM's, that holds a snapshot now.
-std::vector<VirtualTransactionId> snapshot_holders();
+struct SnapshotHolders {
+  // The xmin of a snapshot taken at the moment: a snapshot with a newer one
+  // was taken after it.
+  TransactionId limit_xmin = InvalidTransactionId;
+  std::vector<VirtualTransactionId> vxids;
+};
 
-// Those of `holders` that still run and still hold a snapshot: one that has
-// ended, or a READ COMMITTED one between two statements, has let go of the
-// snapshot it held.
-std::vector<VirtualTransactionId> still_holding(const std::vector<VirtualTransactionId>& holders);
+// Inside a transaction: every transaction of this database, other than this
+// process's and VACUUM's, that holds a snapshot as old as one taken now, or
+// older.
+SnapshotHolders snapshot_holders();
+
+// Those of `holders` that still hold a snapshot that old: one that has
+// ended, or that has taken only newer snapshots since, has let go.
+SnapshotHolders still_holding(const SnapshotHolders& holders);
+
+// `holders` without those in `waived`.
+SnapshotHolders without(const SnapshotHolders& holders,
+                        const std::vector<VirtualTransactionId>& waived);
 
 }  // namespace partheal::pg
