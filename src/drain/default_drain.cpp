@@ -11,6 +11,7 @@
 
 #include "attach/reconcile.hpp"
 #include "attach/window.hpp"
+#include "drain/default_contents.hpp"
 #include "drain/snapshot_hold.hpp"
 #include "errors.hpp"
 #include "partitions/catalog.hpp"
@@ -89,56 +90,6 @@ std::map<Oid, TableWatch>& table_watches() {
 void back_off(BackOff& b) {
   b.retry_ms = b.retry_ms == 0 ? kFirstRetryMs : Min(b.retry_ms * 2, kMaxRetryMs);
   b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), b.retry_ms);
-}
-
-Datum key_datum(Oid type, int64 key) {
-  return type == DATEOID ? Int32GetDatum(static_cast<int32>(key)) : Int64GetDatum(key);
-}
-
-// DEFAULT's lowest finite key at or above `from`, if it holds one: min() is
-// an index probe when DEFAULT has an index on the key (a partitioned index
-// on the parent gives it one), and otherwise a scan under ACCESS SHARE,
-// which no writer waits for. NULL and infinite keys have no window.
-std::optional<int64> oldest_key(const attach::Parent& p, int64 from) {
-  const partitions::RangeKey& k = p.key;
-  std::string sql = fmt::format(
-      "SELECT pg_catalog.min({0}) FROM {1} WHERE pg_catalog.isfinite({0}) AND {0}{2} {3} $1",
-      k.column, p.default_sql, k.collate, k.ge_operator);
-  Oid types[] = {k.type};
-  Datum values[] = {key_datum(k.type, from)};
-  pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
-  std::optional<Datum> v = pg::spi::value(0, 1);
-  if (!v) return std::nullopt;
-  return partitions::key_to_int64(*v, k.type);
-}
-
-// The rows of DEFAULT with a finite key below `below`, counted up to
-// kExpiredCap + 1.
-int64 rows_below(const attach::Parent& p, int64 below) {
-  const partitions::RangeKey& k = p.key;
-  std::string sql = fmt::format(
-      "SELECT pg_catalog.count(*) FROM (SELECT 1 FROM {1} WHERE pg_catalog.isfinite({0}) AND "
-      "{0}{2} {3} $1 LIMIT {4}) s",
-      k.column, p.default_sql, k.collate, k.lt_operator, kExpiredCap + 1);
-  Oid types[] = {k.type};
-  Datum values[] = {key_datum(k.type, below)};
-  pg::spi::execute(sql, SPI_OK_SELECT, {1, types, values, nullptr}, true);
-  std::optional<Datum> n = pg::spi::value(0, 1);
-  return n ? DatumGetInt64(*n) : 0;
-}
-
-// DEFAULT's rows of [lower, upper), counted up to cap + 1: a window with
-// more is left to partheal_partition_data, since the worker serves no heal
-// request while one window's transaction runs.
-int64 rows_in_window(const attach::Parent& p, Datum lower, Datum upper, int64 cap) {
-  std::string sql =
-      fmt::format("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {}) s",
-                  p.default_sql, attach::window_predicate(p), cap + 1);
-  Oid types[] = {p.key.type, p.key.type};
-  Datum values[] = {lower, upper};
-  pg::spi::execute(sql, SPI_OK_SELECT, {2, types, values, nullptr}, true);
-  std::optional<Datum> n = pg::spi::value(0, 1);
-  return n ? DatumGetInt64(*n) : 0;
 }
 
 struct Step {
@@ -353,7 +304,7 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired,
     // As the owner: the look into DEFAULT and the attach are the owner's
     // business, not the worker's superuser's.
     pg::as_role(p.owner, [&] {
-      if (!step.horizon_key.empty()) step.expired = rows_below(p, expired_below);
+      if (!step.horizon_key.empty()) step.expired = rows_below(p, expired_below, kExpiredCap);
       // A window held back for older snapshots holds up no window ahead.
       if (drain_oldest(pass, from, band_last, step, attempting) && !step.held_back) return;
       // Create-ahead's windows, when the table has it.
@@ -487,26 +438,7 @@ bool drain_managed_defaults(Oid dboid, const std::vector<Oid>& tables) {
       if (expired == 0) watch.expired_said = false;
       if (expired > 0 && !watch.expired_said) {
         watch.expired_said = true;
-        pg::report(
-            LOG, 0,
-            fmt::format("{} the DEFAULT partition of {} holds {}{} {} older than {}, which "
-                        "starts at {}: partheal makes no window for them and never drops them",
-                        errors::kLogExpiredInDefault, pg::relation_label(relid),
-                        expired > kExpiredCap ? "more than " : "", Min(expired, kExpiredCap),
-                        expired == 1 ? "row" : "rows",
-                        step.past_horizon ? "the retention horizon's window"
-                                          : "the oldest window the drain makes",
-                        step.horizon_key),
-            {step.past_horizon
-                 ? "A window made for them would be past the horizon, and retention would drop "
-                   "it with their rows at once."
-                 : "The drain makes windows back to the registration's drain_reach before now "
-                   "(30 days unless given; 1,000 windows at most), so that whoever may write "
-                   "into DEFAULT cannot make the owner's worker grow the catalog without bound.",
-             step.past_horizon ? "DELETE them from the DEFAULT partition when they may go. "
-                                 "partheal_stats.default_expired_rows counts them."
-                               : "Move them with CALL partheal_partition_data(...), or DELETE "
-                                 "them. partheal_stats.default_expired_rows counts them."});
+        report_expired(relid, expired, kExpiredCap, step.past_horizon, step.horizon_key);
       }
     }
     settle(relid, watch, step, attached_any);
