@@ -61,7 +61,8 @@ HoldOutcome wait_for_snapshots(Oid dboid, TimestampTz round_deadline, SnapshotHo
   holders = pg::without(holders, hold.waived);
   const TimestampTz deadline =
       Max(round_deadline, TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kLeastWaitMs));
-  for (int samples = 1;;) {
+  int samples = 1;
+  for (;;) {
     while (!holders.vxids.empty() && GetCurrentTimestamp() < deadline) {
       worker::serve_heal_requests(dboid);
       pg::pause_ms(kPollMs);
@@ -69,13 +70,18 @@ HoldOutcome wait_for_snapshots(Oid dboid, TimestampTz round_deadline, SnapshotHo
     }
     if (!holders.vxids.empty() || samples == kSamples) break;
     std::optional<pg::SnapshotHolders> next = sample(hold);
-    if (!next) break;  // could not sample: the move waits for the next poll
+    if (!next) break;  // no sample to be had: the move follows the last one, which let go
     ++samples;
     holders = std::move(*next);
     if (holders.vxids.empty()) break;
   }
+  // The first sample binds, as CREATE INDEX CONCURRENTLY's does; the later
+  // ones only bring the move closer to a recent one, while the round's wait
+  // lasts. So readers whose statements follow each other without a pause
+  // (a dashboard, a poll) hold a move back only as long as their statements
+  // run, and a transaction that keeps one snapshot holds it until it ends.
   const std::string table = pg::relation_label(relid);
-  if (holders.vxids.empty()) {
+  if (holders.vxids.empty() || samples > 1) {
     HoldOutcome go{true, {}, {}};
     if (hold.said)
       go.note = fmt::format(
