@@ -322,6 +322,15 @@ ok(defined PartHeal::logged_within($node,
     qr/PHL12 the drain of the DEFAULT partition of \S*\brr_later\b\S* holds back the move of the window FROM \(.*?\) TO \(.*?\) while \d+ transactions? with an older snapshot runs?/,
     $g_at, 30),
   'g: a table registered later is held back too, at a later poll');
+# Windows ahead are still made while the move is held (the drain makes
+# them on a table with a DEFAULT): the window two days ahead is made, and
+# made again when taken away.
+my $ahead = $sql->(q{SELECT 'rr_p' || to_char((now() AT TIME ZONE 'UTC')::date + 2, 'YYYYMMDD')});
+ok(defined $within->(qq{SELECT to_regclass('$ahead') IS NOT NULL}, 30),
+  'g: windows ahead are made while the move is held back');
+$sql->(qq{ALTER TABLE rr DETACH PARTITION $ahead; DROP TABLE $ahead});
+ok(defined $within->(qq{SELECT to_regclass('$ahead') IS NOT NULL}, 30),
+  'g: and one taken away is made again');
 is($sql->(q{SELECT count(*) FROM ONLY rr_default}), '100', 'g: DEFAULT still holds the rows');
 is($rr->query_safe($by_key->($y_lo, $y_hi)), '100',
   "g: the old snapshot sees every row when it selects the window by its key");
