@@ -29,6 +29,7 @@
 #include "registry/registry.hpp"
 #include "registry/retention_horizon.hpp"
 #include "registry/table_state.hpp"
+#include "retention/batches.hpp"
 #include "settings.hpp"
 #include "worker/requests.hpp"
 #include "worker/transaction.hpp"
@@ -46,15 +47,6 @@ namespace {
 
 constexpr long kFirstRetryMs = 1000;
 constexpr long kMaxRetryMs = 60000;
-// More due partitions than this and retention is behind: the due ones go
-// together, up to kMostInBatch under one hold of the parent (a DETACH and a
-// DROP each, 2 to 6 ms on a busy 2-core box). Polled once, then queued for
-// one slice (attach/detach.hpp): polling alone never finds the parent free
-// while appenders follow each other.
-constexpr size_t kBehindPast = 2;
-constexpr size_t kMostInBatch = 8;
-constexpr long kBatchPollMs = 0;
-constexpr int kBatchesPerRound = 8;
 
 struct BackOff {
   TimestampTz retry_at = 0;
@@ -85,26 +77,6 @@ std::map<std::pair<Oid, Oid>, std::string>& drop_failures() {
   return *m;
 }
 
-// Per table: since when its batches have failed to get their locks, one
-// after the other. Under writers whose transactions overlap there is no
-// moment for them, and after kBatchFailingMs the due partitions go one at a
-// time again, by DETACH CONCURRENTLY where it can; before that, a DETACH
-// CONCURRENTLY left pending by appenders that wait for the worker would
-// hold up every detach of the table until its FINALIZE.
-std::map<Oid, TimestampTz>& batches_failing_since() {
-  static auto* m = new std::map<Oid, TimestampTz>();
-  return *m;
-}
-constexpr long kBatchFailingMs = 5000;
-// Per table: batches are not tried before this, after one failed otherwise
-// than on a lock (an event trigger that refuses a DROP): the partitions go
-// one at a time, each of them said as it fails.
-std::map<Oid, TimestampTz>& batches_refused_until() {
-  static auto* m = new std::map<Oid, TimestampTz>();
-  return *m;
-}
-constexpr long kBatchRefusedMs = 60000;
-
 void back_off(BackOff& b) {
   b.retry_ms = b.retry_ms == 0 ? kFirstRetryMs : Min(b.retry_ms * 2, kMaxRetryMs);
   b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), b.retry_ms);
@@ -126,17 +98,9 @@ struct RestoreUser {
   ~RestoreUser() { put_back(); }
 };
 
-// A partition of a batch, as said in the log.
-struct Retired {
-  std::string label;
-  std::string bounds;
-  std::string horizon;
-};
-
 struct Step {
   bool tried = false;
-  std::vector<Retired> batch;  // detached together (and dropped), in one hold
-  long batch_held_ms = 0;
+  Batch batch;  // detached together (and dropped), in one hold
   Oid partition = InvalidOid;
   std::string label;   // the window's table
   std::string bounds;  // FOR VALUES FROM (...) TO (...)
@@ -227,65 +191,19 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       return step;
     }
     auto give_way = [] { return worker::heal_requests_pending(MyDatabaseId); };
-    // Behind by more than kBehindPast partitions: the due ones that may go
-    // together go in one hold, rather than one a round.
+    // Behind by more than two: the due ones that may go together go in one
+    // hold (retention/batches.hpp), rather than one a round.
     std::vector<const partitions::Partition*> due_now;
     for (const partitions::Partition& part : parts)
       if (due(part) && !backing_off(relid, part.relid)) due_now.push_back(&part);
-    const TimestampTz now = pg::guard([] { return GetCurrentTimestamp(); });
-    auto failing = batches_failing_since().find(relid);
-    const bool batches_fail = failing != batches_failing_since().end() &&
-                              TimestampDifferenceExceeds(failing->second, now, kBatchFailingMs);
-    auto refused = batches_refused_until().find(relid);
-    const bool batches_refused = refused != batches_refused_until().end() && refused->second > now;
-    // Caught up: the next time it falls behind, batches get their 5 s again.
-    if (due_now.size() <= kBehindPast) batches_failing_since().erase(relid);
-    if (due_now.size() > kBehindPast && !batches_refused) {
-      attach::Parent p = attach::describe_parent(relid);
-      std::vector<Oid> batch;
-      std::vector<const partitions::Partition*> in_batch;
-      pg::as_role(p.owner, [&] {
-        // The oldest due ones, a few more than a batch: a table whose
-        // partitions may not go together costs only that many looks.
-        for (size_t i = 0; i < due_now.size() && i < 2 * kMostInBatch; ++i) {
-          const partitions::Partition* part = due_now[i];
-          if (batch.size() == kMostInBatch) break;
-          if (!attach::detach_batchable(p, part->relid)) continue;
-          batch.push_back(part->relid);
-          in_batch.push_back(part);
-        }
-      });
-      if (batch.size() > 1) {
-        // Said from the catalog before the DROP takes the names away.
-        std::vector<Retired> retired;
-        for (const partitions::Partition* part : in_batch) retired.push_back(said(*part));
-        attach::BatchResult b;
-        pg::as_role(p.owner, [&] {
-          b = attach::detach_batch(p, batch, c.retention_keep_table, kBatchPollMs);
-        });
-        if (b.detached > 0) {
-          step.tried = true;
-          step.keep = c.retention_keep_table;
-          step.batch_held_ms = b.parent_held_ms;
-          for (size_t i = 0; i < batch.size(); ++i)
-            if (std::find(b.done.begin(), b.done.end(), batch[i]) != b.done.end())
-              step.batch.push_back(retired[i]);
-          return step;
-        }
-        if (!b.error.empty()) {
-          batches_refused_until()[relid] = TimestampTzPlusMilliseconds(now, kBatchRefusedMs);
-          pg::report(LOG, 0,
-                     fmt::format("{} retention's batch of {} due partitions of {} failed, and "
-                                 "was taken back whole: {}",
-                                 errors::kLogRetentionLeft, batch.size(), pg::relation_label(relid),
-                                 b.error),
-                     {{}, "For a minute they go one at a time, each failure said for its own."});
-        } else {
-          batches_failing_since().emplace(relid, now);
-          if (!batches_fail) return step;
-        }
-      }
+    Batch b = try_batch(relid, due_now, c.retention_keep_table, said);
+    if (!b.retired.empty()) {
+      step.tried = true;
+      step.keep = c.retention_keep_table;
+      step.batch = b;
+      return step;
     }
+    if (!b.one_at_a_time) return step;
     if (pending_waits) return step;
     // Not due, a partition is passed over, not the end of the look: on the
     // Citus coordinator each worker node's range has its own horizon.
@@ -340,10 +258,7 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
     it = retained(it->first) ? std::next(it) : last_errors().erase(it);
   for (auto it = drop_failures().begin(); it != drop_failures().end();)
     it = retained(it->first.first) ? std::next(it) : drop_failures().erase(it);
-  for (auto it = batches_failing_since().begin(); it != batches_failing_since().end();)
-    it = retained(it->first) ? std::next(it) : batches_failing_since().erase(it);
-  for (auto it = batches_refused_until().begin(); it != batches_refused_until().end();)
-    it = retained(it->first) ? std::next(it) : batches_refused_until().erase(it);
+  forget_batches(retained);
   bool any = false;
   // A table whose batch went is looked at again at once, up to
   // kBatchesPerRound times a round: a backlog goes a batch after another,
@@ -426,24 +341,11 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
       continue;
     }
     if (!step.tried) continue;
-    if (!step.batch.empty()) {
+    if (!step.batch.retired.empty()) {
       any = true;
       if (++batches_this_round[relid] < kBatchesPerRound)
         order.insert(order.begin() + static_cast<std::ptrdiff_t>(at) + 1, relid);
-      batches_failing_since().erase(relid);
-      const bool kept = step.keep;
-      for (const Retired& r : step.batch) {
-        registry::with_state(relid, [kept](registry::TableState& s) {
-          registry::count(kept ? s.detached_windows : s.dropped_windows);
-        });
-        pg::report(LOG, 0,
-                   fmt::format("{} retention detached {} {} from {}{}: its upper bound is at or "
-                               "before the horizon, {}; one of {} due partitions detached "
-                               "together, the parent locked for {} ms",
-                               errors::kLogRetired, r.label, r.bounds, pg::relation_label(relid),
-                               kept ? " and kept it as a table" : " and dropped it", r.horizon,
-                               step.batch.size(), step.batch_held_ms));
-      }
+      say_batch(relid, step.batch, step.keep);
       continue;
     }
     // Completed without the DROP that had failed: said, and kept.
