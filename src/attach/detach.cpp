@@ -244,8 +244,7 @@ BatchResult detach_batch(const Parent& p, const std::vector<Oid>& partitions, bo
   // be; the partitions are asked for without waiting once those are held,
   // and one busy (an autovacuum of an old partition) is left out of the
   // batch: a wait for it would hold every writer of the table.
-  LockSet parent_set = detach_lock_set(p, partitions.front());
-  parent_set.erase(parent_set.begin() + 1);
+  const LockSet parent_set = parent_and_default_lock_set(p);
   const TimestampTz polling_since = pg::guard([] { return GetCurrentTimestamp(); });
   bool queue = false;
   for (;;) {

@@ -101,6 +101,14 @@ LockSet detach_lock_set(const Parent& p, Oid partition) {
   return set;
 }
 
+// What every DETACH of a batch shares: the parent and DEFAULT, ACCESS
+// EXCLUSIVE; the partitions are each the batch's own business.
+LockSet parent_and_default_lock_set(const Parent& p) {
+  LockSet set = {{p.relid, AccessExclusiveLock}};
+  add_default_tree(p, set);
+  return set;
+}
+
 // Takes an attempt's locks. Polling (`wait` false), all or none, without
 // queueing: a request that waits in the lock manager puts every later
 // writer and reader of the table behind it for as long as partheal waits.

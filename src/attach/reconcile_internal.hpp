@@ -59,6 +59,7 @@ struct LocksBusy {};
 using LockSet = std::vector<std::pair<Oid, LOCKMODE>>;
 LockSet attach_lock_set(const Parent& p, Oid table, bool locked);
 LockSet detach_lock_set(const Parent& p, Oid partition);
+LockSet parent_and_default_lock_set(const Parent& p);
 // held_since: when the parent was had, with a DEFAULT (writers wait then).
 void lock_all(const Parent& p, const LockSet& set, bool wait, const LockBudget& budget,
               TimestampTz& held_since);
