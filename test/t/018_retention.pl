@@ -43,6 +43,21 @@ my $timed_writer = sub {
   });
 };
 
+# An event trigger that refuses the DROP of the named table in public,
+# named refuse_drop_of_<table>.
+my $refuse_drop_of = sub {
+  my ($table) = @_;
+  $sql->(qq{
+  CREATE FUNCTION refuse_drop_of_$table() RETURNS event_trigger LANGUAGE plpgsql AS \$\$
+  BEGIN
+    IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects() WHERE object_identity = 'public.$table') THEN
+      RAISE EXCEPTION '$table is not to be dropped';
+    END IF;
+  END \$\$;
+  CREATE EVENT TRIGGER refuse_drop_of_$table ON sql_drop EXECUTE FUNCTION refuse_drop_of_$table();
+  });
+};
+
 ###########################################################################
 # a. Windows of one second kept for three, under a plain INSERT writer of
 # now(): the old windows go, one after the other, and no INSERT fails. The
@@ -423,14 +438,8 @@ $detacher->quit;
 is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'um_mid'::regclass}), '0', 'm: detached');
 
 $log_at = -s $node->logfile;
+$refuse_drop_of->('nd_old');
 $sql->(q{
-  CREATE FUNCTION refuse_drop() RETURNS event_trigger LANGUAGE plpgsql AS $$
-  BEGIN
-    IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects() WHERE object_identity = 'public.nd_old') THEN
-      RAISE EXCEPTION 'nd_old is not to be dropped';
-    END IF;
-  END $$;
-  CREATE EVENT TRIGGER refuse_drop ON sql_drop EXECUTE FUNCTION refuse_drop();
   CREATE TABLE nd (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
   CREATE TABLE nd_old (LIKE nd);
   ALTER TABLE nd ATTACH PARTITION nd_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
@@ -446,21 +455,15 @@ like(substr(slurp_file($node->logfile), $log_at),
   'm: said (PHL10)');
 ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'nd_newer'}, 30),
   'm: and the table\'s next due window is dropped after it: its retention goes on');
-$sql->(q{DROP EVENT TRIGGER refuse_drop});
+$sql->(q{DROP EVENT TRIGGER refuse_drop_of_nd_old});
 
 # m2. A table more than two windows behind goes in batches: one whose DROP
 # of its third partition an event trigger refuses is taken back whole and
 # said (PHL10), no PHL09 line names a partition that is still there, and
 # the windows go one at a time then, the refused one kept as a table.
 $log_at = -s $node->logfile;
+$refuse_drop_of->('bt_p200');
 $sql->(q{
-  CREATE FUNCTION refuse_bt() RETURNS event_trigger LANGUAGE plpgsql AS $$
-  BEGIN
-    IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects() WHERE object_identity = 'public.bt_p200') THEN
-      RAISE EXCEPTION 'bt_p200 is not to be dropped';
-    END IF;
-  END $$;
-  CREATE EVENT TRIGGER refuse_bt ON sql_drop EXECUTE FUNCTION refuse_bt();
   CREATE TABLE bt (id bigserial, body text) PARTITION BY RANGE (id);
   SELECT partheal_manage('bt', 100, premake => 1, retention => 300);
   SELECT count(*) FROM partheal_append('bt', (SELECT jsonb_agg(jsonb_build_object('body', 'b')) FROM generate_series(1, 1000)));
@@ -476,7 +479,7 @@ is($sql->(q{SELECT count(*) FROM pg_class WHERE relname IN ('} . join("', '", @b
 is($sql->(q{SELECT relispartition FROM pg_class WHERE relname = 'bt_p200'}), 'f', 'm2: the refused one is kept as a plain table');
 ok(defined $within->(q{SELECT dropped_windows = 6 FROM partheal_stats WHERE parent = 'bt'::regclass}, 30),
   'm2: and the six others are dropped and counted once each');
-$sql->(q{DROP EVENT TRIGGER refuse_bt});
+$sql->(q{DROP EVENT TRIGGER refuse_drop_of_bt_p200});
 
 ###########################################################################
 # l. A publication of the table through its root, and a subscriber with a
