@@ -18,6 +18,7 @@
 #include "pg/boundary.hpp"
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
+#include "registry/waiting_appends.hpp"
 #include "settings.hpp"
 #include "worker/database_ddl.hpp"
 #include "worker/databases.hpp"
@@ -83,6 +84,7 @@ void on_shmem_request() {
   partheal::pg::entry([] {
     partheal::worker::request_shared_memory();
     partheal::registry::request_shared_memory();
+    partheal::registry::request_waiting_appends_memory();
   });
 }
 
@@ -91,6 +93,7 @@ void on_shmem_startup() {
   partheal::pg::entry([] {
     partheal::worker::init_shared_memory();
     partheal::registry::init_shared_memory();
+    partheal::registry::init_waiting_appends_memory();
   });
 }
 

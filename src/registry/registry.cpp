@@ -150,6 +150,7 @@ Opened open_for_insert(Oid relid) {
     }
   });
   Relation parent = pg::open_existing(relid, RowExclusiveLock);
+  const pg::OwnLock lock = pg::own_lock_taken_now(relid, RowExclusiveLock);
   TablePtr table = lookup(parent);
   // A Citus table is registered on the coordinator, whose registration a
   // worker node's appends use.
@@ -169,7 +170,7 @@ Opened open_for_insert(Oid relid) {
              ? "Register it on the coordinator: SELECT partheal_manage('table', partition_size)."
              : "Register it first: SELECT partheal_manage('table', partition_size).");
   }
-  return Opened{parent, table, table_insert};
+  return Opened{parent, table, table_insert, lock};
 }
 
 TablePtr cached(Oid relid) {

@@ -75,6 +75,58 @@ $append->finish;
 is($aout, "36\n", 'the append outlived a killed worker and landed') or diag($aerr);
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET partheal.ddl_lock_timeout; SELECT pg_reload_conf()});
 
+# While an append waits for its heal it holds no lock on the parent
+# (pg/own_lock.hpp), so that retention's batch, queued for the parent, is
+# not held up by appenders that wait for the worker. With the worker stopped
+# (SIGSTOP, at a moment it holds no table lock), another session's DDL on
+# the table completes at once. The append then finds the definition it
+# planned from changed and fails with 40001, nothing inserted; when the
+# definition is unchanged (a lock taken and let go meanwhile), it lands.
+my $stop_worker = sub {
+  for (1 .. 200) {
+    my $w = $worker_pid->();
+    kill 'STOP', $w;
+    return $w if $node->safe_psql('postgres',
+      qq{SELECT count(*) FROM pg_locks WHERE pid = $w AND locktype = 'relation' AND granted}) eq '0';
+    kill 'CONT', $w;
+    select(undef, undef, undef, 0.05);
+  }
+  die 'the worker never let go of its table locks';
+};
+my $append_waiting = sub {
+  my ($id, $out, $err) = @_;
+  my $h = IPC::Run::start(['psql', '-X', '-A', '-t', '-v', 'VERBOSITY=verbose', '-c',
+      qq{SELECT partheal_append('q', '{"id": $id}')}, '-d', $node->connstr('postgres')],
+    '>', $out, '2>', $err);
+  $node->poll_query_until('postgres', qq{
+    SELECT count(*) > 0 FROM pg_stat_activity
+     WHERE query LIKE '%"id": $id%' AND wait_event_type = 'Extension' AND wait_event = '$answer_wait'})
+    or die "the append of $id never waited for the worker";
+  return $h;
+};
+my ($lout, $lerr) = ('', '');
+my $stopped = $stop_worker->();
+my $waiting = $append_waiting->(5005, \$lout, \$lerr);
+my ($lret, undef, $llockerr) = $node->psql('postgres',
+  q{BEGIN; SET LOCAL lock_timeout = '5s'; LOCK TABLE q IN ACCESS EXCLUSIVE MODE; COMMIT;});
+is($lret, 0, 'while an append waits for its heal, the parent is free: ACCESS EXCLUSIVE at once')
+  or diag($llockerr);
+$node->safe_psql('postgres', q{ALTER TABLE q ADD COLUMN note text});
+kill 'CONT', $stopped;
+$waiting->finish;
+like($lerr, qr/ERROR:  40001: the definition of "q" changed while this append waited for its partition/,
+  'the table changed meanwhile: the append fails with 40001');
+like($lerr, qr/HINT:  Run the append again/, 'with a hint to run it again');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM q WHERE id = 5005}), '0', 'and inserted nothing');
+($lout, $lerr) = ('', '');
+$stopped = $stop_worker->();
+$waiting = $append_waiting->(6005, \$lout, \$lerr);
+$node->safe_psql('postgres', q{BEGIN; LOCK TABLE q IN ACCESS EXCLUSIVE MODE; COMMIT;});
+kill 'CONT', $stopped;
+$waiting->finish;
+is($lout, "6005\n", 'a table locked meanwhile but unchanged: the append lands') or diag($lerr);
+$node->safe_psql('postgres', q{ALTER TABLE q DROP COLUMN note});
+
 # partheal's lock has a class of its own: an application holding every
 # advisory key partheal once used for (q, partition 4), in both forms, does
 # not hold up the heal.
