@@ -9,10 +9,13 @@
 // here because the call has read and written no row of the table yet (the
 // heal comes before its insert, or after the insert's subtransaction was
 // rolled back), and because whatever it planned from the table's definition
-// is checked again once the lock is back: the relcache keeps a relation's
-// tuple descriptor, rules and policies at the same address while their
-// content is unchanged, and the triggers are compared one by one. A change
-// fails the call with 40001, nothing written.
+// is checked again once the lock is back: its name and schema; the relcache
+// keeps a relation's tuple descriptor, rules and policies at the same
+// address while their content is unchanged; the triggers are compared one
+// by one. A change fails the call with 40001, nothing written (an ALTER
+// COLUMN ... SET STATISTICS meanwhile may count as one). A DROP of
+// the table meanwhile is PostgreSQL's XX000 "deleted while still in use",
+// since the call holds its relcache entry.
 #pragma once
 
 #include <functional>

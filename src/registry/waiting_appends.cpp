@@ -18,6 +18,7 @@ namespace {
 
 struct Slot {
   pg_atomic_uint32 relid;   // InvalidOid: nothing published
+  pg_atomic_uint32 dboid;   // relids repeat across databases
   pg_atomic_uint64 lowest;  // int64 bits
 };
 
@@ -46,6 +47,7 @@ bool publish_waiting(Oid relid, int64 lowest) {
     exit_callback_set = true;
   }
   pg_atomic_write_u64(&slot->lowest, static_cast<uint64>(lowest));
+  pg_atomic_write_u32(&slot->dboid, MyDatabaseId);
   pg_write_barrier();
   pg_atomic_write_u32(&slot->relid, relid);
   pg_memory_barrier();
@@ -60,20 +62,21 @@ void clear_waiting() {
   if (Slot* slot = my_slot()) pg_atomic_write_u32(&slot->relid, InvalidOid);
 }
 
-std::optional<int64> announce_retention(Oid relid, int64 upto) {
-  with_state(relid, [&](TableState& s) {
+bool announce_retention(Oid relid, int64 upto, std::optional<int64>& lowest) {
+  lowest.reset();
+  const bool stored = with_state(relid, [&](TableState& s) {
     pg_atomic_write_u64(&s.retention_upto, static_cast<uint64>(upto));
   });
+  if (!stored || slots == nullptr) return false;
   pg_memory_barrier();
-  std::optional<int64> lowest;
-  if (slots == nullptr) return lowest;
   for (int i = 0; i < MaxBackends; ++i) {
     if (pg_atomic_read_u32(&slots[i].relid) != relid) continue;
     pg_read_barrier();
+    if (pg_atomic_read_u32(&slots[i].dboid) != MyDatabaseId) continue;
     const int64 key = static_cast<int64>(pg_atomic_read_u64(&slots[i].lowest));
     if (!lowest || key < *lowest) lowest = key;
   }
-  return lowest;
+  return true;
 }
 
 void end_retention(Oid relid) {
@@ -95,6 +98,7 @@ void init_waiting_appends_memory() {
     if (!found)
       for (int i = 0; i < MaxBackends; ++i) {
         pg_atomic_init_u32(&slots[i].relid, InvalidOid);
+        pg_atomic_init_u32(&slots[i].dboid, InvalidOid);
         pg_atomic_init_u64(&slots[i].lowest, 0);
       }
     LWLockRelease(AddinShmemInitLock);

@@ -29,10 +29,12 @@ bool publish_waiting(Oid relid, int64 lowest);
 void clear_waiting();
 
 // Retention, before it takes partitions of relid with upper bounds up to
-// `upto`: announces that, then returns the lowest key an appender has
-// published for relid, if any. end_retention() takes the announcement back
-// once what it took has committed or failed.
-std::optional<int64> announce_retention(Oid relid, int64 upto);
+// `upto`: announces that, then sets `lowest` to the lowest key an appender
+// of this database has published for relid, if any. False when the
+// announcement could not be stored (the table has no shared state): an
+// appender could not see it, so retention takes nothing. end_retention()
+// takes the announcement back once what it took has committed or failed.
+bool announce_retention(Oid relid, int64 upto, std::optional<int64>& lowest);
 void end_retention(Oid relid);
 
 // This module's shared memory: a slot per backend.

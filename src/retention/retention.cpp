@@ -204,7 +204,7 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     if (!due_now.empty()) {
       int64 upto = PG_INT64_MIN;
       for (const partitions::Partition* part : due_now) upto = Max(upto, part->range.upper.value);
-      floor = registry::announce_retention(relid, upto);
+      if (!registry::announce_retention(relid, upto, floor)) return step;
       auto above = [&](const partitions::Partition* part) {
         return floor && part->range.upper.value > *floor;
       };

@@ -82,21 +82,32 @@ $node->safe_psql('postgres', q{ALTER SYSTEM RESET partheal.ddl_lock_timeout; SEL
 # the table completes at once. The append then finds the definition it
 # planned from changed and fails with 40001, nothing inserted; when the
 # definition is unchanged (a lock taken and let go meanwhile), it lands.
+# Stopped only while it sleeps on its latch (an Extension wait: no LWLock
+# held, so pg_locks and the appender's shared state never wait for it) and
+# holds no table lock.
 my $stop_worker = sub {
   for (1 .. 200) {
     my $w = $worker_pid->();
     kill 'STOP', $w;
+    for (1 .. 200) {
+      last if slurp_file("/proc/$w/stat") =~ /^\d+ \(.*\) T /;
+      select(undef, undef, undef, 0.01);
+    }
     return $w if $node->safe_psql('postgres',
+      qq{SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $w}) eq 't'
+      && $node->safe_psql('postgres',
       qq{SELECT count(*) FROM pg_locks WHERE pid = $w AND locktype = 'relation' AND granted}) eq '0';
     kill 'CONT', $w;
     select(undef, undef, undef, 0.05);
   }
-  die 'the worker never let go of its table locks';
+  die 'the worker was never found asleep and holding no table lock';
 };
 my $append_waiting = sub {
   my ($id, $out, $err) = @_;
-  my $h = IPC::Run::start(['psql', '-X', '-A', '-t', '-v', 'VERBOSITY=verbose', '-c',
-      qq{SELECT partheal_append('q', '{"id": $id}')}, '-d', $node->connstr('postgres')],
+  # The wait outlasts what the test does meanwhile on a slow host.
+  my $h = IPC::Run::start(['psql', '-X', '-A', '-t', '-q', '-v', 'VERBOSITY=verbose', '-c',
+      qq{SET partheal.heal_wait_timeout = '60s'; SELECT partheal_append('q', '{"id": $id}')},
+      '-d', $node->connstr('postgres')],
     '>', $out, '2>', $err);
   $node->poll_query_until('postgres', qq{
     SELECT count(*) > 0 FROM pg_stat_activity
@@ -118,6 +129,16 @@ like($lerr, qr/ERROR:  40001: the definition of "q" changed while this append wa
   'the table changed meanwhile: the append fails with 40001');
 like($lerr, qr/HINT:  Run the append again/, 'with a hint to run it again');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM q WHERE id = 5005}), '0', 'and inserted nothing');
+# A rename meanwhile: the INSERT names the table, so the call would write
+# wherever the name now leads.
+($lout, $lerr) = ('', '');
+$stopped = $stop_worker->();
+$waiting = $append_waiting->(5505, \$lout, \$lerr);
+$node->safe_psql('postgres', q{ALTER TABLE q RENAME TO q_moved});
+kill 'CONT', $stopped;
+$waiting->finish;
+like($lerr, qr/ERROR:  40001: the definition of "q" changed/, 'renamed meanwhile: 40001 too');
+$node->safe_psql('postgres', q{ALTER TABLE q_moved RENAME TO q});
 ($lout, $lerr) = ('', '');
 $stopped = $stop_worker->();
 $waiting = $append_waiting->(6005, \$lout, \$lerr);
