@@ -18,7 +18,6 @@
 #include "pg/boundary.hpp"
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
-#include "registry/waiting_appends.hpp"
 #include "settings.hpp"
 #include "worker/database_ddl.hpp"
 #include "worker/databases.hpp"
@@ -84,7 +83,6 @@ void on_shmem_request() {
   partheal::pg::entry([] {
     partheal::worker::request_shared_memory();
     partheal::registry::request_shared_memory();
-    partheal::registry::request_waiting_appends_memory();
   });
 }
 
@@ -93,7 +91,6 @@ void on_shmem_startup() {
   partheal::pg::entry([] {
     partheal::worker::init_shared_memory();
     partheal::registry::init_shared_memory();
-    partheal::registry::init_waiting_appends_memory();
   });
 }
 

@@ -361,32 +361,28 @@ PARTHEAL_SQL_FUNCTION(partheal_append) {
   // A worker node tells the coordinator which ids the rows gave.
   const heal::MakePartition make =
       append::partition_maker(*table, by_time ? std::vector<int64>() : given);
-  heal::insert_until_covered(
-      *table, parent, keys, make,
-      [&] {
-        if (direct) {
-          if (append::insert_one_direct(target, parent, rows, *defaults)) {
-            inserted = 1;
-            return;
-          }
-          pg::spi::connect();
-          inserted = pg::spi::execute_plan(spi_plan(), values.data(), nulls.data(), SPI_OK_INSERT);
-          pg::spi::finish();
-          return;
-        }
-        SPIPlanPtr plan = spi_plan();
-        if (!returning) {
-          inserted = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
-          return;
-        }
-        uint64 n =
-            pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT_RETURNING);
-        stored.clear();
-        for (uint64 i = 0; i < n; ++i)
-          if (std::optional<Datum> id = pg::spi::value(i, 1))
-            stored.push_back(partitions::key_to_int64(*id, table->shape.id_type));
-      },
-      &opened.lock);
+  heal::insert_until_covered(*table, parent, keys, make, [&] {
+    if (direct) {
+      if (append::insert_one_direct(target, parent, rows, *defaults)) {
+        inserted = 1;
+        return;
+      }
+      pg::spi::connect();
+      inserted = pg::spi::execute_plan(spi_plan(), values.data(), nulls.data(), SPI_OK_INSERT);
+      pg::spi::finish();
+      return;
+    }
+    SPIPlanPtr plan = spi_plan();
+    if (!returning) {
+      inserted = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT);
+      return;
+    }
+    uint64 n = pg::spi::execute_plan(plan, values.data(), nulls.data(), SPI_OK_INSERT_RETURNING);
+    stored.clear();
+    for (uint64 i = 0; i < n; ++i)
+      if (std::optional<Datum> id = pg::spi::value(i, 1))
+        stored.push_back(partitions::key_to_int64(*id, table->shape.id_type));
+  });
   if (!direct) pg::spi::finish();
   const bool has_ids = rows.id_position >= 0;
   if (!has_ids) stored.clear();

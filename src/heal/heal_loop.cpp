@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <optional>
 #include <set>
 #include <string>
 
@@ -12,8 +10,6 @@
 #include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
-#include "pg/own_lock.hpp"
-#include "registry/waiting_appends.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
@@ -58,7 +54,7 @@ std::string qualified(const registry::TableShape& shape) {
 // One round: ask the worker for a partition for each missing partition
 // number, then make the new partitions visible to this backend.
 void heal(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& missing,
-          const MakePartition& make, const pg::OwnLock* let_go, std::optional<int64> lowest) {
+          const MakePartition& make) {
   refuse_self_deadlock(table, parent);
   uint64 now = static_cast<uint64>(GetCurrentTimestamp());
   registry::with_state(table.shape.relid, [now](registry::TableState& s) {
@@ -82,39 +78,21 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
       if (partitions::contains(r, key)) return true;
     return false;
   };
-  auto ask = [&] {
-    for (int64 id : missing) {
-      if (covered(id) || made_elsewhere.count(keys.number_of(id)) > 0) continue;
-      partitions::Ensured made = make(table.shape.relid, id, keys.spec());
-      if (made.partition.empty())
-        made_elsewhere.insert(keys.number_of(id));
-      else
-        made_now.push_back(made.made);
-      pg::report(
-          LOG, 0,
-          fmt::format("{} heal: no partition of \"{}\" for {} {} ({}s {}); {}", errors::kLogHeal,
-                      qualified(table.shape), what, keys.key_text(id), what, id_list(keys, missing),
-                      made.partition.empty()
-                          ? std::string("another session had created it")
-                          : fmt::format("created \"{}\" {}", made.partition, made.range)),
-          {{}, {}, true});
-    }
-  };
-  // Waiting for the worker without the parent's lock (pg/own_lock.hpp), so
-  // that retention's batch, queued for the parent, is not held up by an
-  // appender that waits for the worker; unless retention may be about to
-  // take a partition this call's rows are bound for
-  // (registry/waiting_appends.hpp). The key stays published until the lock
-  // is back.
-  struct Published {
-    ~Published() { registry::clear_waiting(); }
-  };
-  if (let_go != nullptr && lowest && registry::publish_waiting(table.shape.relid, *lowest)) {
-    Published published;
-    pg::without_own_lock(*let_go, parent, ask);
-  } else {
-    if (let_go != nullptr && lowest) registry::clear_waiting();
-    ask();
+  for (int64 id : missing) {
+    if (covered(id) || made_elsewhere.count(keys.number_of(id)) > 0) continue;
+    partitions::Ensured made = make(table.shape.relid, id, keys.spec());
+    if (made.partition.empty())
+      made_elsewhere.insert(keys.number_of(id));
+    else
+      made_now.push_back(made.made);
+    pg::report(
+        LOG, 0,
+        fmt::format("{} heal: no partition of \"{}\" for {} {} ({}s {}); {}", errors::kLogHeal,
+                    qualified(table.shape), what, keys.key_text(id), what, id_list(keys, missing),
+                    made.partition.empty()
+                        ? std::string("another session had created it")
+                        : fmt::format("created \"{}\" {}", made.partition, made.range)),
+        {{}, {}, true});
   }
   // The worker committed: route again from the catalog as it is now.
   partitions::refresh_partitions(parent);
@@ -176,10 +154,8 @@ Miss routing_miss(const PgError& e, Oid parent) {
 
 void insert_until_covered(const registry::ManagedTable& table, Relation parent,
                           const std::vector<int64>& ids, const MakePartition& make,
-                          const std::function<void()>& insert, const pg::OwnLock* let_go) {
+                          const std::function<void()>& insert) {
   const int max_heals = 1 + settings::max_retries;
-  std::optional<int64> lowest;  // the call's lowest key
-  if (!ids.empty()) lowest = *std::min_element(ids.begin(), ids.end());
   int heals = 0;
   int misses = 0;      // routing misses after a heal, bounded like the heals
   bool fresh = false;  // the partition view was read from the catalog since the last miss
@@ -194,7 +170,7 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
     if (!missing.empty()) {
       if (heals == max_heals) behind(table, missing, heals);
       ++heals;
-      heal(table, parent, missing, make, let_go, lowest);
+      heal(table, parent, missing, make);
       continue;
     }
     if (!insert) return;  // cover(): nothing to insert
@@ -233,7 +209,7 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
 
 void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
            const MakePartition& make) {
-  insert_until_covered(table, parent, ids, make, nullptr, nullptr);
+  insert_until_covered(table, parent, ids, make, nullptr);
 }
 
 }  // namespace partheal::heal

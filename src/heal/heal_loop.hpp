@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "partitions/ensure_covering.hpp"
-#include "pg/own_lock.hpp"
 #include "registry/registry.hpp"
 
 namespace partheal::heal {
@@ -21,13 +20,10 @@ using MakePartition =
 
 // Runs insert() once every id has a partition. A missing partition is
 // made (committed at once) and the insert runs again at once; the loop
-// allows one heal for the boundary plus partheal.max_retries. With
-// `let_go`, the caller's own lock on the parent, taken for this call, is let
-// go while the loop waits for a partition (pg/own_lock.hpp); insert() must
-// then have written nothing that outlives a failed attempt.
+// allows one heal for the boundary plus partheal.max_retries.
 void insert_until_covered(const registry::ManagedTable& table, Relation parent,
                           const std::vector<int64>& ids, const MakePartition& make,
-                          const std::function<void()>& insert, const pg::OwnLock* let_go = nullptr);
+                          const std::function<void()>& insert);
 
 // The same loop with nothing to insert: returns once every id has a
 // partition (partheal_reserve).

@@ -150,7 +150,6 @@ Opened open_for_insert(Oid relid) {
     }
   });
   Relation parent = pg::open_existing(relid, RowExclusiveLock);
-  const pg::OwnLock lock = pg::own_lock_taken_now(relid, RowExclusiveLock);
   TablePtr table = lookup(parent);
   // A Citus table is registered on the coordinator, whose registration a
   // worker node's appends use.
@@ -170,7 +169,7 @@ Opened open_for_insert(Oid relid) {
              ? "Register it on the coordinator: SELECT partheal_manage('table', partition_size)."
              : "Register it first: SELECT partheal_manage('table', partition_size).");
   }
-  return Opened{parent, table, table_insert, lock};
+  return Opened{parent, table, table_insert};
 }
 
 TablePtr cached(Oid relid) {

@@ -13,7 +13,6 @@
 #include "partitions/key_space.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
-#include "pg/own_lock.hpp"
 
 namespace partheal::registry {
 
@@ -89,7 +88,6 @@ struct Opened {
   Relation parent;
   TablePtr table;
   bool table_insert;  // INSERT on the whole table, not only on some columns
-  pg::OwnLock lock;   // the ROW EXCLUSIVE this call took on parent
 };
 Opened open_for_insert(Oid relid);
 

@@ -48,7 +48,6 @@ void init_entry(TableState* s) {
   pg_atomic_init_u32(&s->key_format, 0);
   pg_atomic_init_u32(&s->registering_xid, InvalidTransactionId);
   pg_atomic_init_u64(&s->worker_clock_offset, bits_of(kNothingAttempted));
-  pg_atomic_init_u64(&s->retention_upto, bits_of(kNothingAttempted));
 }
 
 // Visits every state under the table lock. `visit` touches shared memory

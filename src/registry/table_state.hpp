@@ -74,9 +74,6 @@ struct TableState {
   // may still be running: a poll that reads the registrations before it
   // commits must not forget the state (InvalidTransactionId: none).
   pg_atomic_uint32 registering_xid;
-  // The highest upper bound retention may take from the table right now,
-  // as int64 bits; kNothingAttempted: none (registry/waiting_appends.hpp).
-  pg_atomic_uint64 retention_upto;
 };
 
 // How partheal_stats writes a time-keyed table's bounds: as its key type.

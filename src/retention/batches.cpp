@@ -23,7 +23,9 @@ namespace partheal::retention {
 
 namespace {
 
-constexpr size_t kMostInBatch = 32;
+// More due partitions than this and the table is behind.
+constexpr size_t kBehindPast = 2;
+constexpr size_t kMostInBatch = 8;
 constexpr long kBatchPollMs = 0;
 
 // Per table: since when its batches have failed to get their locks, one

@@ -19,8 +19,6 @@
 namespace partheal::retention {
 
 constexpr int kBatchesPerRound = 8;
-// More due partitions than this and the table is behind.
-constexpr size_t kBehindPast = 2;
 
 // A partition of a batch, as said in the log.
 struct Retired {

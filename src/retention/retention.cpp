@@ -29,7 +29,6 @@
 #include "registry/registry.hpp"
 #include "registry/retention_horizon.hpp"
 #include "registry/table_state.hpp"
-#include "registry/waiting_appends.hpp"
 #include "retention/batches.hpp"
 #include "settings.hpp"
 #include "worker/requests.hpp"
@@ -162,7 +161,6 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       step.bounds = r.bounds;
       step.horizon = r.horizon;
     };
-    std::optional<int64> floor;  // the lowest key a waiting appender published
     auto due = [&](const partitions::Partition& part) {
       std::optional<int64> h = horizon.of(part.range);
       return h && part.range.upper.kind == partitions::Bound::Kind::kValue &&
@@ -198,18 +196,6 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     std::vector<const partitions::Partition*> due_now;
     for (const partitions::Partition& part : parts)
       if (due(part) && !backing_off(relid, part.relid)) due_now.push_back(&part);
-    // Nothing at or above the lowest key of an appender that waits for a
-    // heal without the parent's lock (registry/waiting_appends.hpp): said
-    // first, so that an appender that comes after keeps its lock.
-    if (!due_now.empty()) {
-      int64 upto = PG_INT64_MIN;
-      for (const partitions::Partition* part : due_now) upto = Max(upto, part->range.upper.value);
-      if (!registry::announce_retention(relid, upto, floor)) return step;
-      auto above = [&](const partitions::Partition* part) {
-        return floor && part->range.upper.value > *floor;
-      };
-      due_now.erase(std::remove_if(due_now.begin(), due_now.end(), above), due_now.end());
-    }
     Batch b = try_batch(relid, due_now, c.retention_keep_table, said);
     if (!b.retired.empty()) {
       step.tried = true;
@@ -219,18 +205,11 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     }
     if (!b.one_at_a_time) return step;
     if (pending_waits) return step;
-    // Within two partitions of the horizon, while appenders wait for heals:
-    // not now. The one-at-a-time path is DETACH CONCURRENTLY where it can,
-    // whose second transaction waits for every transaction that holds the
-    // parent, an appender that waits for the worker among them, until its
-    // lock timeout; a batch takes them once more fall due.
-    if (due_now.size() <= kBehindPast && give_way()) return step;
     // Not due, a partition is passed over, not the end of the look: on the
     // Citus coordinator each worker node's range has its own horizon.
     for (const partitions::Partition& part : parts) {
       if (!due(part)) continue;
       if (backing_off(relid, part.relid)) continue;
-      if (floor && part.range.upper.value > *floor) continue;
       describe(part);
       const Oid partition = part.relid;
       step.foreign = pg::guard([&] { return get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE; });
@@ -325,12 +304,9 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
           },
           "partheal: retention");
     } catch (...) {
-      registry::end_retention(relid);
       worker::detail::abort(true);
       throw;
     }
-    // What it took has committed, or failed.
-    registry::end_retention(relid);
     worker_user.put_back();
     if (error && step.ran_top_level) {
       // DETACH CONCURRENTLY's first transaction, committed, may have left

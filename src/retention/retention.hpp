@@ -11,7 +11,7 @@
 // them. A window that foreign keys reference is left attached and said once.
 // One window per table per poll, oldest first; the worker polls again soon
 // after one went. A table more than two windows behind has its due ones go
-// up to 32 at a time, under one short hold of the parent, where they may
+// up to 8 at a time, under one short hold of the parent, where they may
 // (plain tables, nothing referencing them, not on Citus), and up to 8 such
 // batches a poll.
 #pragma once
