@@ -7,10 +7,11 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=$(mktemp -d /tmp/partheal-all.XXXXXX)
 lines=()
+columns=()  # "LABEL|LOG|SECONDS" per step, for the table of where the time went
 passed=0; failed=0
 started=$(date +%s)
 
-step() {  # step NAME LOG COMMAND...: runs it, keeps its closing line
+step() {  # step NAME LOG COMMAND...: runs it, keeps its closing line and its times
   local name=$1 log=$2 t0 line p f; shift 2
   t0=$(date +%s)
   printf '\n##### %s\n' "$name"
@@ -26,6 +27,35 @@ step() {  # step NAME LOG COMMAND...: runs it, keeps its closing line
   fi
   passed=$((passed + p)); failed=$((failed + f))
   lines+=("$line ($(( $(date +%s) - t0 ))s)")
+  columns+=("$(basename "$log" .log)|$log|$(( $(date +%s) - t0 ))")
+}
+
+# The "time | NAME | SECONDS" lines of every step's log (test/lib.sh's
+# timing_table) side by side: a row per name, a column per step.
+time_table() {
+  local col label log i=0
+  for col in "${columns[@]}"; do
+    label=${col%%|*}; log=${col#*|}; log=${log%|*}
+    i=$((i + 1))
+    printf 'col|%d|%s|%s\n' "$i" "$label" "${col##*|}"
+    grep -E '^time \| ' "$log" 2>/dev/null | sed "s/^time /$i/"
+  done | awk -F'|' '
+    $1 == "col" { n = $2; label[n] = $3; wall[n] = $4; next }
+    {
+      name = $2; sub(/^ /, "", name); sub(/ +$/, "", name)
+      v = $3; gsub(/[ s]/, "", v)
+      if (!(name in seen)) { seen[name] = ++rows; row[rows] = name }
+      cell[name, $1] = v
+    }
+    END {
+      printf "%-38s", "seconds"; for (c = 1; c <= n; c++) printf " %9s", label[c]; printf "\n"
+      for (r = 1; r <= rows; r++) {
+        printf "%-38s", row[r]
+        for (c = 1; c <= n; c++) printf " %9s", ((row[r], c) in cell) ? cell[row[r], c] : "-"
+        printf "\n"
+      }
+      printf "%-38s", "the step, wall clock"; for (c = 1; c <= n; c++) printf " %9s", wall[c]; printf "\n"
+    }'
 }
 
 step "PostgreSQL 15" "$logs/15.log" make -C "$root" -s test PG=15
@@ -42,6 +72,8 @@ else
   lines+=("partheal with Citus: skipped, no Citus source at $citus_source")
 fi
 
+printf '\n##### where the time went (seconds; indented rows break down the one above them)\n'
+time_table
 printf '\n##### every major (logs in %s)\n' "$logs"
 printf '%s\n' "${lines[@]}"
 echo "partheal all majors: $passed passed, $failed failed in $(( $(date +%s) - started ))s"

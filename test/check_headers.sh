@@ -13,7 +13,9 @@ case "$major" in
   *) echo "usage: make check-headers PG=N, N one of 17, 18, 19 (15 is Debian's own)" >&2; exit 2 ;;
 esac
 install_packages
+timing "packages"
 inc=$(majors_headers "$major" | tail -1)
+timing "headers of $major"
 version=$(cat "$inc/../../../../../.complete" 2>/dev/null | awk '{print $2}')
 work=$(mktemp -d /tmp/partheal-headers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -36,5 +38,7 @@ for f in src/*.cpp src/*/*.cpp; do
     bad=$((bad + 1)); echo "not ok - $f"; head -20 "$work/err"
   fi
 done
+timing "compile"
+timing_table
 echo "partheal PostgreSQL $major headers ($version): $ok of $((ok + bad)) files compile"
 [ "$bad" -eq 0 ]

@@ -20,8 +20,11 @@ if [ ! -e "$CITUS_SOURCE" ]; then
 fi
 PG=15
 install_packages "${CITUS_BUILD_PACKAGES[@]}"
+timing "packages"
 build_and_install
+timing "build and install (15)"
 citus_version=$(citus_build_and_install "$CITUS_SOURCE" "$PGBIN/pg_config" | tail -1)
+timing "Citus: build (once) and install"
 work=$(make_workdir)
 cd "$work"
 
@@ -37,11 +40,16 @@ if [ "${1:-}" = bench ]; then
 fi
 
 say "TAP on a Citus $citus_version cluster: a coordinator and two workers"
+tap_timer "$work"
 as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
-  PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" prove -v ${CITUS_TESTS:-test/citus/*.pl} 2>&1 | tee tap.log || true
+  PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" prove -v --exec "$work/tap_timer" \
+  ${CITUS_TESTS:-test/citus/*.pl} 2>&1 | tee tap.log || true
+timing_tap "TAP" "$work"
 passed=$(grep -cE '^ok [0-9]+' tap.log || true)
 failed=$(grep -cE '^not ok [0-9]+' tap.log || true)
 grep -q '^Result: PASS' tap.log || failed=$((failed > 0 ? failed : 1))
+
+timing_table
 
 say "summary (logs in $work)"
 echo "partheal PostgreSQL 15 ($("$PGBIN/postgres" --version | sed -E 's/^postgres \(PostgreSQL\) ([^ ]+).*/\1/')) with Citus $citus_version: $passed passed, $failed failed"

@@ -5,6 +5,50 @@ set -euo pipefail
 PARTHEAL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 say() { printf '\n== %s\n' "$*"; }
 
+# Where the time went: `timing NAME` charges the time since the last call
+# (or since this file was sourced) to NAME, and `timing_table` prints them
+# all as "time | NAME | SECONDS" lines, which make test-all gathers into one
+# table for every major.
+TIMING_T0=$(date +%s%N)
+TIMINGS=()
+timing() {
+  local now
+  now=$(date +%s%N)
+  TIMINGS+=("$1|$(( (now - TIMING_T0) / 1000000 ))")
+  TIMING_T0=$now
+}
+# `tap_timer DIR` writes DIR/tap_timer, a program for prove's --exec that
+# runs a test file with perl and appends "FILE|MS" to DIR/tap_times;
+# `timing_tap NAME DIR` charges the time since the last call to NAME and
+# adds a row per file after it, indented: a breakdown, not added to it.
+tap_timer() {
+  cat > "$1/tap_timer" <<'SH'
+#!/usr/bin/env bash
+t0=$(date +%s%N)
+perl "$@"
+rc=$?
+printf '%s|%d\n' "$(basename "${!#}")" $(( ($(date +%s%N) - t0) / 1000000 )) >> "$(dirname "$0")/tap_times"
+exit $rc
+SH
+  chmod 755 "$1/tap_timer"
+  rm -f "$1/tap_times"
+}
+timing_tap() {
+  local name=$1 dir=$2 row
+  timing "$name"
+  [ -f "$dir/tap_times" ] || return 0
+  while IFS= read -r row; do TIMINGS+=("  $name ${row}"); done < "$dir/tap_times"
+}
+timing_table() {
+  local row total=0
+  say "where the time went"
+  for row in "${TIMINGS[@]}"; do
+    printf 'time | %-36s | %7.1f s\n' "${row%|*}" "$(awk -v ms="${row##*|}" 'BEGIN { print ms / 1000 }')"
+    [[ ${row%|*} == " "* ]] || total=$((total + ${row##*|}))
+  done
+  printf 'time | %-36s | %7.1f s\n' "total" "$(awk -v ms="$total" 'BEGIN { print ms / 1000 }')"
+}
+
 # PG=18 runs everything against the assertion-enabled 18 that majors.sh
 # builds into the cache (use_major, after install_packages); the default is
 # Debian's 15.

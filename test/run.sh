@@ -4,12 +4,15 @@
 source "$(dirname "$0")/lib.sh"
 
 install_packages
+timing "packages"
 build_and_install
+timing "build and install ($PG)"
 # On a major other than 15, 012_dump_15_to_18.pl dumps a 15 database with
 # partheal in it and restores it here.
 if [ "$PG" != 15 ]; then
   install_into /usr/lib/postgresql/15/bin/pg_config
   export PARTHEAL_PG15=/usr/lib/postgresql/15
+  timing "build and install (15, for the dump test)"
 fi
 work=$(make_workdir)
 cd "$work"
@@ -79,6 +82,8 @@ ls "$PARTHEAL_ROOT"/test/unit/*_test.cpp | grep -v /private_layout_test.cpp | se
   [ -n "${unit_sources[$t]:-}" ] || echo "not ok - test/unit/${t}_test.cpp is not built by test/run.sh"
 done | grep . && failed=$((failed + 1))
 
+timing "unit"
+
 say "layers: every include in src/ points down"
 if bash "$PARTHEAL_ROOT/test/check_layers.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
@@ -113,12 +118,15 @@ regress_opts=$(make_var REGRESS_OPTS)
 regress=$(make_var REGRESS)
 tap_tests=$(make_var PROVE_TESTS)
 
+timing "static checks"
+
 say "pg_regress: the SQL surface and bad input"
 as_pg "$PGXS_TEST/regress/pg_regress" --temp-instance="$work/tmp_regress" \
   --temp-config="$work/test/partheal.conf" --bindir="$regress_bin" $regress_opts \
   $regress 2>&1 | tee regress.log || true
 count regress.log
 [ -f test/regress/regression.diffs ] && cat test/regress/regression.diffs
+timing "pg_regress"
 
 # The specs run by make installcheck, against a running cluster set up as
 # the Makefile says (test/partheal.conf), which also proves that make
@@ -135,10 +143,13 @@ stop_cluster
 count iso.log
 [ -f test/isolation/regression.diffs ] && cat test/isolation/regression.diffs
 fi
+timing "isolation"
 
 say "TAP: restarts, killed workers, timeouts"
+tap_timer "$work"
 if as_pg env PATH="$tap_path" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
-     PERL5LIB="$PGXS_TEST/perl" prove -v $tap_tests 2>&1 | tee tap.log; then :; fi
+     PERL5LIB="$PGXS_TEST/perl" prove -v --exec "$work/tap_timer" $tap_tests 2>&1 | tee tap.log; then :; fi
+timing_tap "TAP" "$work"
 tap_ok=$(grep -cE '^ok [0-9]+' tap.log || true)
 tap_bad=$(grep -cE '^not ok [0-9]+' tap.log || true)
 grep -q '^Result: PASS' tap.log || tap_bad=$((tap_bad > 0 ? tap_bad : 1))
@@ -172,6 +183,8 @@ else
   passed=$((passed + 1)); echo "ok - no internal words in README.md, CONTRIBUTING.md and docs/"
 fi
 
+timing "server logs and doc words"
+
 say "demo: make demo explains itself and leaves nothing behind"
 if demo_out=$(bash "$PARTHEAL_ROOT/test/demo.sh" 2>&1); then
   demo_dir=$(sed -n 's/^The throwaway cluster is stopped now, and its folder (\(.*\)) removed:$/\1/p' <<<"$demo_out")
@@ -188,6 +201,7 @@ else
   demo_ok=0; echo "$demo_out" | tail -20
 fi
 if [ "$demo_ok" = 1 ]; then passed=$((passed + 1)); echo "ok - make demo"; else failed=$((failed + 1)); echo "not ok - make demo"; fi
+timing "demo"
 
 say "one codebase: only src/pg/compat.hpp tests PG_VERSION_NUM"
 if others=$(cd "$PARTHEAL_ROOT" && grep -rln 'PG_VERSION_NUM\|PG_MAJORVERSION' src test/unit --include='*.cpp' --include='*.hpp' |
@@ -218,6 +232,9 @@ if [ -n "${VALGRIND:-}" ]; then
   say "valgrind: memcheck reports from every postgres process ($(( $(date +%s) - valgrind_started ))s under valgrind)"
   valgrind_scan
 fi
+
+timing "version, format and memory checks"
+timing_table
 
 say "summary (logs in $work)"
 echo "partheal PostgreSQL $PG ($("$PGBIN/postgres" --version | sed -E 's/^postgres \(PostgreSQL\) ([^ ]+).*/\1/')): $passed passed, $failed failed"
