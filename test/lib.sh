@@ -96,23 +96,41 @@ install_packages() {
 build_and_install() {
   use_major
   say "building partheal against $PG_VERSION_LINE"
-  make -C "$PARTHEAL_ROOT" -s -j"$(nproc)" PG_CONFIG="$PGBIN/pg_config"
-  make -C "$PARTHEAL_ROOT" -s install PG_CONFIG="$PGBIN/pg_config"
+  build_into "$PGBIN/pg_config"
 }
 
-# Builds partheal against the pg_config $1 in a scratch copy of the tree
-# (the tree's own objects stay those of the major under test) and installs
-# it into that server.
-install_into() {
-  local pg_config=$1 dir
-  dir=$(mktemp -d /tmp/partheal-build.XXXXXX)
-  cp -r "$PARTHEAL_ROOT/Makefile" "$PARTHEAL_ROOT/partheal.control" "$PARTHEAL_ROOT/sql" "$PARTHEAL_ROOT/src" \
-    "$PARTHEAL_ROOT/test" "$dir/"
-  find "$dir/src" -name '*.o' -delete
-  say "building partheal against $("$pg_config" --version) too"
+# Builds partheal against the pg_config $1 and installs it into that server.
+# The build is a copy of the tree's sources kept in the cache, one per
+# server version: a file whose content has not changed keeps its time there,
+# so make rebuilds only what changed, and nothing for a fresh clone of a
+# tree built before. The tree's own objects are left to the developer's make.
+build_into() {
+  local pg_config=$1 dir f
+  dir=${PARTHEAL_CACHE:-/var/cache/partheal}/build/pg$("$pg_config" --version | awk '{print $2}')${SANITIZE:+-$SANITIZE}
+  mkdir -p "$dir"
+  exec 7>"$dir.lock"
+  flock 7
+  (cd "$PARTHEAL_ROOT" && find Makefile partheal.control sql src -type f \
+     \( -name Makefile -o -name '*.control' -o -name '*.sql' -o -name '*.cpp' -o -name '*.hpp' \)) > "$dir.files"
+  while IFS= read -r f; do
+    if ! cmp -s "$PARTHEAL_ROOT/$f" "$dir/$f"; then
+      mkdir -p "$dir/$(dirname "$f")" && cp "$PARTHEAL_ROOT/$f" "$dir/$f"
+    fi
+  done < "$dir.files"
+  # A source gone from the tree goes from the copy, with its object.
+  (cd "$dir" && find sql src -type f \( -name '*.sql' -o -name '*.cpp' -o -name '*.hpp' \)) |
+    while IFS= read -r f; do
+      grep -qxF "$f" "$dir.files" || rm -f "$dir/$f" "$dir/${f%.cpp}.o"
+    done
   make -C "$dir" -s -j"$(nproc)" PG_CONFIG="$pg_config"
   make -C "$dir" -s install PG_CONFIG="$pg_config"
-  rm -rf "$dir"
+  flock -u 7
+}
+
+# The same for a second server: 012_dump_15_to_18.pl's 15 under PG=18.
+install_into() {
+  say "building partheal against $("$1" --version) too"
+  build_into "$1"
 }
 
 # PostgreSQL refuses to run as root: the clusters run as the postgres user,
