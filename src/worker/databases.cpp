@@ -274,6 +274,14 @@ void set_launcher(PGPROC* proc) {
   });
 }
 
+void count_round(Oid dboid) {
+  pg::guard([&] {
+    LWLockAcquire(databases().lock, LW_EXCLUSIVE);
+    if (DatabaseEntry* e = find(dboid)) ++e->rounds;
+    LWLockRelease(databases().lock);
+  });
+}
+
 std::vector<DatabaseEntry> database_entries() {
   std::vector<DatabaseEntry> out;
   size_t n = 0;

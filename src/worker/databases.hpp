@@ -47,6 +47,9 @@ struct DatabaseEntry {
   TimestampTz started_at;
   TimestampTz not_before;  // the next start waits until then
   TimestampTz probed_at;   // when a worker last looked for partheal here
+  // Poll rounds its workers completed since the entry was made: what a test
+  // or a DBA waits on ("two rounds after X"), shown by partheal_workers().
+  uint64 rounds;
 };
 
 // A backend asks for its database's worker: wakes it when it runs, or has
@@ -83,6 +86,9 @@ struct DatabaseSeen {
   bool runnable;  // not a template, and allows connections
 };
 long launcher_round(const std::vector<DatabaseSeen>& databases);
+
+// The worker, after each poll round.
+void count_round(Oid dboid);
 
 // For partheal_workers(): a copy of the entries in use.
 std::vector<DatabaseEntry> database_entries();

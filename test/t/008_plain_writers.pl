@@ -99,7 +99,7 @@ my $ahead = q{SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.in
     AND substring(c.relname from '^busy_p(\d+)$')::bigint > (SELECT max(id) / 100 * 100 FROM busy)};
 # Before the mark of the position's partition one fewer is needed ahead.
 ok($node->poll_query_until('postgres', "SELECT ($ahead) >= 4"), 'the worker fills the headroom');
-Time::HiRes::sleep(1);
+ok(PartHeal::rounds_pass($node, 2), 'and polls again');
 cmp_ok($sql->($ahead), '<=', 5, 'and makes no more than the cap ahead');
 note('busy: ' . $sql->(q{SELECT format('%s rows, %s partitions', (SELECT count(*) FROM busy),
   (SELECT count(*) FROM pg_inherits WHERE inhparent = 'busy'::regclass))}));
@@ -119,7 +119,7 @@ is($sql->(q{SELECT to_regclass('exact_p1000') IS NOT NULL}), 't',
 # skips that table's poll, and heals of another table go on.
 my $holder = $node->background_psql('postgres');
 $holder->query_safe(q{BEGIN; ALTER SEQUENCE quiet_id_seq CACHE 1;});
-Time::HiRes::sleep(0.5);  # a few polls meet the held sequence
+ok(PartHeal::rounds_pass($node, 3), 'a few polls meet the held sequence');
 $sql->(q{
   CREATE TABLE other (id bigserial, v int) PARTITION BY RANGE (id);
   SELECT partheal_manage('other', 10, NULL);
@@ -544,6 +544,20 @@ $v09->(q{CREATE TABLE e9 (at timestamptz NOT NULL, v text) PARTITION BY RANGE (a
 like($v09->(q{SELECT partheal_manage('e9', '1 hour', 1)}),
   qr/^"e9" is managed: windows of 01:00:00 in UTC, 1 kept ahead, DEFAULT drained back 30 days; made [23] windows, e9_p\d{8}_\d{6} to e9_p\d{8}_\d{6}$/,
   'and the text form the time form\'s');
+
+# A 0.10 database: its partheal_workers() has no rounds column, and works
+# under this library; the update adds it, and the worker's rounds count up.
+$node->safe_psql('postgres', 'CREATE DATABASE v10');
+my $v10 = sub { $node->safe_psql('v10', shift) };
+$v10->(q{CREATE EXTENSION partheal VERSION '0.10'});
+is($v10->(q{SELECT string_agg(x, ',') FROM (SELECT datname::text AS x FROM partheal_workers() WHERE datname = 'v10') s}),
+  'v10', 'a 0.10 database\'s partheal_workers() works under this library');
+$v10->('ALTER EXTENSION partheal UPDATE');
+is($v10->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.10 database updates to the current version');
+is($v10->($members), $fresh_members, 'with the objects of a fresh install');
+is($v10->($shapes), $fresh_shapes, 'and their definitions');
+ok(PartHeal::rounds_pass($node, 2, 'v10'), 'and partheal_workers().rounds counts its worker\'s poll rounds');
 
 $node->stop;
 done_testing();

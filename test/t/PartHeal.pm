@@ -129,6 +129,26 @@ sub logged_within {
   return undef;
 }
 
+# Waits until the worker of database $db (default postgres) has completed
+# $n more poll rounds (partheal_workers().rounds) than when called, for at
+# most $seconds (default 30); true if it did. Two rounds after a commit
+# means one that began after it: "the worker has looked, and left it be",
+# a wait on the worker rather than a fixed sleep.
+sub rounds_pass {
+  my ($node, $n, $db, $seconds) = @_;
+  $db //= 'postgres';
+  my $now = q{SELECT coalesce(max(w.rounds), 0) FROM partheal_workers() w WHERE w.datid =
+                (SELECT oid FROM pg_database WHERE datname = current_database())};
+  my $from = $node->safe_psql($db, $now);
+  my $t0 = Time::HiRes::time();
+  while (Time::HiRes::time() - $t0 < ($seconds // 30)) {
+    my ($rc, $out) = eval { $node->psql($db, $now) };
+    return 1 if defined $rc && $rc == 0 && $out >= $from + $n;
+    Time::HiRes::sleep(0.05);
+  }
+  return 0;
+}
+
 # Waits until $node is back from a crash restart that began after log
 # offset $offset; true when it answers within $seconds (default 60).
 sub back_after_crash {
