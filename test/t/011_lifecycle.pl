@@ -119,7 +119,9 @@ $node->safe_psql('postgres', 'DROP DATABASE copy2');
 # which keeps partitions ahead for plain INSERT writers: premake of them (the
 # column's default, 4, as the row gives none), and one past the mark.
 $node->safe_psql('postgres', 'CREATE DATABASE restored');
-sleep 2;  # the launcher has looked there and found no partheal
+ok($node->poll_query_until('renamed', q{
+  SELECT count(*) = 1 FROM partheal_workers() WHERE datname = 'restored' AND state = 'no extension'}),
+  'the launcher has looked in a new database and found no partheal');
 $node->safe_psql('restored', q{
   CREATE EXTENSION partheal;
   CREATE TABLE r (id bigserial, v int) PARTITION BY RANGE (id);
@@ -292,7 +294,7 @@ ok($node->poll_query_until('renamed', q{SELECT count(*) = 1 FROM pg_class WHERE 
 $seq_holder->query_safe('ROLLBACK');
 $seq_holder->quit;
 $node->wait_for_log(qr/PHL03 sequence poll of "public\.broken" failed/);
-sleep 1;  # five more polls
+ok(PartHeal::rounds_pass($node, 5, 'renamed'), 'five more polls');
 my $broken_lines = () = slurp_file($node->logfile) =~ /PHL03 sequence poll of "public\.broken" failed/g;
 is($broken_lines, 1, 'the broken table is logged once');
 
@@ -303,7 +305,7 @@ my $warm = $node->background_psql('renamed');
 $warm->query_safe(q{SELECT partheal_append('t', '{"id": 9001}')});
 my $config_locker = $node->background_psql('renamed');
 $config_locker->query_safe('BEGIN; LOCK partheal_config IN ACCESS EXCLUSIVE MODE');
-sleep 1;
+ok(PartHeal::rounds_pass($node, 2, 'renamed'), 'the worker\'s polls go on while partheal_config is locked');
 $t0 = time;
 my $landed = $warm->query_safe(q{SELECT partheal_append('t', '{"id": 9105}')});
 like($landed, qr/9105/, 'a heal while partheal_config is locked');
@@ -322,9 +324,8 @@ for my $i (1 .. 20) {
   $node->safe_psql('postgres', "DROP DATABASE churn$i");
 }
 $offset = -s $node->logfile;
-sleep 3;
 my $list = join(',', @oids);
-is($node->safe_psql('renamed', "SELECT count(*) FROM partheal_workers() WHERE datid IN ($list)"), '0',
+ok($node->poll_query_until('renamed', "SELECT count(*) = 0 FROM partheal_workers() WHERE datid IN ($list)"),
   'no database entry, state or queued attempt is left for the dropped databases');
 is($node->safe_psql('renamed', "SELECT count(*) FROM partheal_workers() WHERE state = 'forgotten'"), '0',
   'and no shared state of any database the launcher does not follow');

@@ -246,7 +246,7 @@ $sql->(q{
 });
 ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY pub_default WHERE body = 'control'}, 30),
   'f: another table drains meanwhile');
-sleep 2;
+ok(PartHeal::rounds_pass($node, 2), 'f: and the worker polled again since');
 is($sql->(q{SELECT count(*) FROM ONLY sw_default}), '2', 'f: the table registered with drain_default => false keeps its rows in DEFAULT');
 is($sql->(q{SELECT count(*) FROM windows('sw')}), '0', 'f: and gets no window');
 is($sql->(q{SELECT drain_default, drained_rows, drained_windows FROM partheal_stats WHERE parent = 'sw'::regclass}),
@@ -393,10 +393,10 @@ $sql->(q{ALTER SYSTEM RESET partheal.drain_snapshot_wait; SELECT pg_reload_conf(
 $node->append_conf('postgresql.conf', "partheal.drain_default = off\n");
 $node->reload;
 ok(defined $within->(q{SELECT current_setting('partheal.drain_default') = 'off'}, 10), 'c: the setting is off');
-sleep 1;  # the worker's next poll reads it
+ok(PartHeal::rounds_pass($node, 2), 'c: the worker polled since the reload');
 # Three days ago is in sw's band (premake 4), and its window not made.
 $sql->(q{INSERT INTO sw (at, body) VALUES (now() - interval '3 days', 'off')});
-sleep 3;
+ok(PartHeal::rounds_pass($node, 3), 'c: the worker polled three times since the row came');
 is($sql->(q{SELECT count(*) FROM ONLY sw_default WHERE body = 'off'}), '1',
   'c: with the setting off, DEFAULT keeps a row the drain would move');
 $sql->(q{CREATE TABLE offt (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);

@@ -114,7 +114,7 @@ ok(defined $within->(q{SELECT count(*) = 0 FROM pg_inherits WHERE inhrelid = 'da
   'b: the misaligned old window, past the horizon, is detached');
 is($sql->(q{SELECT relispartition, pg_get_userbyid(relowner), (SELECT count(*) FROM days_old) FROM pg_class WHERE oid = 'days_old'::regclass}),
   'f|keeper|1', 'b: and kept as a plain table, owned as before, with its row (retention_keep_table)');
-sleep 1;
+ok(PartHeal::rounds_pass($node, 2), 'b: the worker polled again since');
 is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'days_wide'::regclass}), '1',
   'b: the wide window that reaches into the retention period stays');
 is($sql->(q{SELECT string_agg(body, ',' ORDER BY body) FROM days}), 'wide,wide, recent',
@@ -136,7 +136,7 @@ $sql->(q{
   CREATE TABLE refs (at timestamptz REFERENCES refd (at));
   SELECT partheal_manage('refd', interval '1 day', retention => interval '2 days');
 });
-sleep 3;
+ok(PartHeal::rounds_pass($node, 4), 'c: the worker polled four times since');
 is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'refd_old'::regclass}), '1',
   'c: a window other tables reference through foreign keys stays attached');
 my $phl10 = () = substr(slurp_file($node->logfile), $log_at) =~ /PHL10 retention left "public\.refd_old" FOR VALUES .* attached to "public\.refd": foreign keys reference it/g;
@@ -205,7 +205,7 @@ $sql->(q{
 });
 ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY late_default WHERE body = 'kept'}, 30),
   'e: with a DEFAULT, a row within the retention period drains to its window');
-sleep 2;
+ok(PartHeal::rounds_pass($node, 2), 'e: the worker polled again since');
 is($sql->(q{SELECT body FROM ONLY late_default}), 'past the horizon',
   'e: a row past the horizon stays in DEFAULT, inside the drain\'s band or not');
 is($sql->(q{SELECT count(*) FROM windows('late') WHERE hi <= now() - interval '2 days'}), '0',
@@ -317,7 +317,7 @@ $sql->(q{
   CREATE VIEW on_old AS SELECT * FROM viewed_old;
   SELECT partheal_manage('viewed', interval '1 day', retention => interval '2 days');
 });
-sleep 3;
+ok(PartHeal::rounds_pass($node, 3), 'i: the worker polled three times since');
 is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'viewed_old'::regclass}), '1',
   'i: a window whose DROP fails stays attached: the detach is taken back with it');
 like(substr(slurp_file($node->logfile), $log_at),
@@ -428,9 +428,9 @@ ALTER TABLE um DETACH PARTITION um_mid CONCURRENTLY;
 });
 ok(defined $within->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'um_mid'::regclass}, 10),
   'm: a user\'s DETACH CONCURRENTLY waits in its second transaction');
-sleep 2;
+ok(PartHeal::rounds_pass($node, 3), 'm: the worker polled three times since');
 is($sql->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'um_mid'::regclass}), 't',
-  'm: the worker leaves it pending for two seconds of polls');
+  'm: and left it pending');
 $reader->query_safe('COMMIT');
 $reader->quit;
 ok($detacher->query_until(qr/detached/, ''), 'm: and the user\'s command completes itself');
@@ -621,14 +621,14 @@ $sql->(q{DROP TABLE idr; DROP TABLE ov});
 $node->append_conf('postgresql.conf', "partheal.retention = off\n");
 $node->reload;
 ok(defined $within->(q{SELECT current_setting('partheal.retention') = 'off'}, 10), 'g: the setting is off');
-sleep 1;
+ok(PartHeal::rounds_pass($node, 2), 'g: and the worker polled since the reload');
 $sql->(q{
   CREATE TABLE paused (at timestamptz NOT NULL DEFAULT now()) PARTITION BY RANGE (at);
   CREATE TABLE paused_old (LIKE paused);
   ALTER TABLE paused ATTACH PARTITION paused_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
   SELECT partheal_manage('paused', interval '1 day', retention => interval '2 days');
 });
-sleep 3;
+ok(PartHeal::rounds_pass($node, 3), 'g: the worker polled three times since');
 is($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhrelid = 'paused_old'::regclass}), '1',
   'g: with partheal.retention off, a due window stays');
 $node->append_conf('postgresql.conf', "partheal.retention = on\n");
