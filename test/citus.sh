@@ -41,7 +41,8 @@ fi
 
 say "TAP on a Citus $citus_version cluster: a coordinator and two workers"
 tap_timer "$work"
-as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
+template=$(initdb_template "$work")
+as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" INITDB_TEMPLATE="$template" \
   PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" prove -v --exec "$work/tap_timer" \
   ${CITUS_TESTS:-test/citus/*.pl} 2>&1 | tee tap.log || true
 timing_tap "TAP" "$work"

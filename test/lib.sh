@@ -174,5 +174,13 @@ stop_cluster() {
   as_pg pg_ctl -D "$CLUSTER_DIR/data" -m fast stop >/dev/null
   trap - EXIT
 }
+# One initdb for every TAP node of a run: a data directory made as
+# PostgreSQL::Test::Cluster's init makes one (trust, no sync), which its
+# init copies when INITDB_TEMPLATE names it (test/t/PartHeal.pm does the same
+# on 15). Prints its path.
+initdb_template() {
+  as_pg "$PGBIN/initdb" -D "$1/initdb_template" -A trust -N >/dev/null
+  echo "$1/initdb_template"
+}
 psql_c() { as_pg psql -X -h "$CLUSTER_DIR" -p "$CLUSTER_PORT" -d postgres -v ON_ERROR_STOP=1 "$@"; }
 pgbench_c() { as_pg pgbench -h "$CLUSTER_DIR" -p "$CLUSTER_PORT" "$@" postgres; }

@@ -147,7 +147,8 @@ timing "isolation"
 
 say "TAP: restarts, killed workers, timeouts"
 tap_timer "$work"
-if as_pg env PATH="$tap_path" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" \
+template=$(initdb_template "$work")
+if as_pg env PATH="$tap_path" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress" INITDB_TEMPLATE="$template" \
      PERL5LIB="$PGXS_TEST/perl" prove -v --exec "$work/tap_timer" $tap_tests 2>&1 | tee tap.log; then :; fi
 timing_tap "TAP" "$work"
 tap_ok=$(grep -cE '^ok [0-9]+' tap.log || true)

@@ -16,7 +16,9 @@ plan skip_all => 'make test PG=18 runs this (PARTHEAL_PG15 names the 15 to dump 
   unless $ENV{PARTHEAL_PG15};
 
 my $old = PostgreSQL::Test::Cluster->new('old15', install_path => $ENV{PARTHEAL_PG15});
-$old->init;
+# Its own initdb: the run's INITDB_TEMPLATE is a data directory of the
+# major under test.
+$old->init(force_initdb => 1);
 $old->append_conf('postgresql.conf',
   "shared_preload_libraries = 'partheal'\nmax_worker_processes = 16\nlc_messages = 'C'\n");
 $old->start;

@@ -10,6 +10,21 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
 
 # The version a fresh install gets: partheal.control's default_version.
+# PostgreSQL 17's Cluster.pm and later copy $ENV{INITDB_TEMPLATE} for a
+# node's init that gives initdb no options of its own, where 15's runs
+# initdb every time (a second or more a node). The same for 15: its initdb
+# call with Cluster.pm's own options only becomes a copy of the template
+# (test/lib.sh's initdb_template makes it with the same initdb and options).
+if (defined $ENV{INITDB_TEMPLATE}) {
+  no warnings 'redefine';
+  my $system_or_bail = \&PostgreSQL::Test::Utils::system_or_bail;
+  *PostgreSQL::Test::Utils::system_or_bail = sub {
+    return $system_or_bail->('cp', '-RPp', $ENV{INITDB_TEMPLATE}, $_[2])
+      if @_ == 6 && $_[0] eq 'initdb' && $_[1] eq '-D' && join(' ', @_[3 .. 5]) eq '-A trust -N';
+    return $system_or_bail->(@_);
+  };
+}
+
 sub current_version {
   my $control = PostgreSQL::Test::Utils::slurp_file(
     File::Basename::dirname(Cwd::abs_path(__FILE__)) . '/../../partheal.control');
