@@ -11,9 +11,7 @@ use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PartHeal::new_node('ahead');
-$node->append_conf('postgresql.conf', "partheal.naptime = '100ms'\npartheal.max_tables = 4\n");
-$node->restart;
+my $node = PartHeal::new_node('ahead', conf => "partheal.naptime = '100ms'\npartheal.max_tables = 4\n");
 $node->safe_psql('postgres', 'CREATE EXTENSION partheal');
 my $stat = sub {
   my ($table, $cols) = @_;

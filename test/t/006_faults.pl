@@ -20,14 +20,12 @@ plan skip_all => 'under valgrind: its timings and kills need native speed' if $E
 my $started = time;
 my $tmp = $PostgreSQL::Test::Utils::tmp_check;
 
-my $node = PartHeal::new_node('faults');
 # The test framework turns crash restarts off; the SIGKILL fault needs them.
 # The SQLSTATE in every log line lets the DROP TABLE fault count XX000s.
-$node->append_conf('postgresql.conf', qq{
+my $node = PartHeal::new_node('faults', conf => qq{
 restart_after_crash = on
 log_line_prefix = '%m [%p] %e %q%a '
 });
-$node->restart;
 $node->safe_psql('postgres', q{
   CREATE EXTENSION partheal;
   CREATE TABLE ledger (tab text NOT NULL, id bigint NOT NULL);
@@ -394,11 +392,9 @@ $node->stop;
 # 5. max_worker_processes exhausted: PH003 at once, never a hang.
 {
   my $label = '5 (worker slots exhausted)';
-  my $small = PartHeal::new_node('slots');
   # 4 slots: the logical replication launcher, partheal's launcher, and one
   # partheal worker in each of two databases.
-  $small->append_conf('postgresql.conf', "max_worker_processes = 4\n");
-  $small->restart;
+  my $small = PartHeal::new_node('slots', conf => "max_worker_processes = 4\n");
   for my $db ('s1', 's2') {
     $small->safe_psql('postgres', "CREATE DATABASE $db");
     $small->safe_psql($db, 'CREATE EXTENSION partheal');

@@ -18,10 +18,8 @@ use Test::More;
 # The version a fresh install gets: the control file's.
 my $current = PartHeal::current_version();
 
-my $node = PartHeal::new_node('plain');
-$node->append_conf('postgresql.conf',
-  "partheal.naptime = '200ms'\npartheal.max_ahead_partitions = 5\npartheal.ahead_seconds = '10s'\n");
-$node->restart;
+my $node = PartHeal::new_node('plain',
+  conf => "partheal.naptime = '200ms'\npartheal.max_ahead_partitions = 5\npartheal.ahead_seconds = '10s'\n");
 $node->safe_psql('postgres', 'CREATE EXTENSION partheal');
 my $sql = sub { $node->safe_psql('postgres', shift) };
 my $partitions = sub {

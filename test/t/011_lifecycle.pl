@@ -340,9 +340,7 @@ $node->stop;
 
 # More databases than worker slots: every append heals or fails fast with
 # PH003, and none hangs.
-my $small = PartHeal::new_node('slots');
-$small->append_conf('postgresql.conf', "max_worker_processes = 8\n");
-$small->restart;
+my $small = PartHeal::new_node('slots', conf => "max_worker_processes = 8\n");
 $node = $small;
 my ($healed, $refused, $slow) = (0, 0, 0);
 my ($r, $o, $e);

@@ -19,13 +19,11 @@ plan skip_all => 'writers at full speed against 1-second windows need native spe
   if $ENV{PARTHEAL_VALGRIND};
 
 my $tmp = $PostgreSQL::Test::Utils::tmp_check;
-my $node = PartHeal::new_node('time');
 # track_commit_timestamp: when the transaction that made each window
 # committed, to compare with the window's lower bound. restart_after_crash:
 # the test framework turns it off, and the SIGKILL of the worker needs the
 # crash restart.
-$node->append_conf('postgresql.conf', "track_commit_timestamp = on\nrestart_after_crash = on\n");
-$node->restart;
+my $node = PartHeal::new_node('time', conf => "track_commit_timestamp = on\nrestart_after_crash = on\n");
 my $sql = sub { $node->safe_psql('postgres', shift) };
 $sql->('CREATE EXTENSION partheal');
 

@@ -20,10 +20,7 @@ use Test::More;
 # speed. The drain's other sections run.
 my $valgrind = $ENV{PARTHEAL_VALGRIND};
 
-my $node = PartHeal::new_node('drain');
-$node->append_conf('postgresql.conf',
-  "track_commit_timestamp = on\npartheal.naptime = '500ms'\n");
-$node->restart;
+my $node = PartHeal::new_node('drain', conf => "track_commit_timestamp = on\npartheal.naptime = '500ms'\n");
 my $sql = sub { $node->safe_psql('postgres', shift) };
 $sql->('CREATE EXTENSION partheal');
 PartHeal::create_windows_function($node);

@@ -16,9 +16,8 @@ use Test::More;
 
 my $valgrind = $ENV{PARTHEAL_VALGRIND};
 
-my $node = PartHeal::new_node('retention');
-$node->append_conf('postgresql.conf', "track_commit_timestamp = on\npartheal.naptime = '200ms'\nwal_level = logical\nmax_wal_senders = 4\nmax_replication_slots = 4\n");
-$node->restart;
+my $node = PartHeal::new_node('retention',
+  conf => "track_commit_timestamp = on\npartheal.naptime = '200ms'\nwal_level = logical\nmax_wal_senders = 4\nmax_replication_slots = 4\n");
 my $sql = sub { $node->safe_psql('postgres', shift) };
 $sql->('CREATE EXTENSION partheal');
 PartHeal::create_windows_function($node);

@@ -40,6 +40,8 @@ sub new_node {
   $node->append_conf('postgresql.conf', "shared_preload_libraries = 'partheal'")
     unless $opts{no_preload};
   $node->append_conf('postgresql.conf', "max_worker_processes = 16\nlc_messages = 'C'\n");
+  # A test's own settings, before the first start: no restart to take them.
+  $node->append_conf('postgresql.conf', $opts{conf}) if defined $opts{conf};
   $node->start;
   return $node;
 }
