@@ -48,20 +48,33 @@ sub new_node {
 
 # Plain INSERT writers: each a psql reading a stream of INSERTs with
 # ON_ERROR_STOP off, so that each failed INSERT is one ERROR line on its
-# stderr and the stream goes on. The generator stops after $seconds and
-# then writes how many rounds it sent (each round is every statement once).
-# psql runs the whole stream: a row is lost only with an ERROR.
+# stderr and the stream goes on. The generator writes for $seconds; the
+# stream runs ahead of psql by what the pipe holds, so each chunk of rounds
+# is guarded by the clock: the first chunk psql reaches after the end
+# writes how many rounds ran before it and quits, and writers whose rounds
+# wait (a pg_sleep) stop on time rather than minutes later. Chunks are one
+# round for such writers, 5 for appends (slow statements), 50 otherwise.
+# psql runs every round it is given before the end: a row is lost only with
+# an ERROR.
 my $writers = 0;
 sub start_writers {
   my ($node, $clients, $seconds, @statements) = @_;
   my $tmp = $PostgreSQL::Test::Utils::tmp_check;
+  my $every = (grep { /pg_sleep/ } @statements) ? 1 : (grep { /partheal_append/ } @statements) ? 5 : 50;
   my $gen = q{
     use Time::HiRes 'time';
-    my ($seconds, $count, @statements) = @ARGV;
-    my $chunk = join('', map { "$_\n" } @statements) x 50;
+    my ($seconds, $count, $every, @statements) = @ARGV;
     my ($end, $rounds) = (time + $seconds, 0);
+    my $body = join('', map { "$_\n" } @statements) x $every;
     # A print fails once psql is gone (SIGPIPE is ignored here): stop then.
-    while (time < $end) { print $chunk or last; $rounds += 50; }
+    while (time < $end) {
+      print sprintf('SELECT extract(epoch FROM clock_timestamp()) < %.3f AS go \gset' . "\n", $end),
+        '\if :go' . "\n", $body, '\else' . "\n", '\echo STOPPED ' . $rounds . "\n", '\q' . "\n",
+        '\endif' . "\n"
+        or last;
+      $rounds += $every;
+    }
+    print '\echo STOPPED ' . $rounds . "\n";
     close STDOUT;
     open(my $f, '>', $count) or die "$count: $!";
     print $f $rounds;
@@ -70,23 +83,25 @@ sub start_writers {
   my @w;
   for (1 .. $clients) {
     my $n = ++$writers;
-    my %c = (count => "$tmp/writer$n.count", err => "$tmp/writer$n.err");
-    $c{h} = IPC::Run::start(['perl', '-e', $gen, $seconds, $c{count}, @statements], '|',
-      ['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres')],
-      '>', '/dev/null', '2>', $c{err});
+    my %c = (count => "$tmp/writer$n.count", out => "$tmp/writer$n.out", err => "$tmp/writer$n.err");
+    $c{h} = IPC::Run::start(['perl', '-e', $gen, $seconds, $c{count}, $every, @statements], '|',
+      ['psql', '-X', '-q', '-t', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres')],
+      '>', $c{out}, '2>', $c{err});
     push @w, \%c;
   }
   return \@w;
 }
 
-# Waits for them; the rounds sent, the failed statements (an ERROR or FATAL
+# Waits for them; the rounds run, the failed statements (an ERROR or FATAL
 # line each, or a lost connection), and the first few of those lines.
 sub finish_writers {
   my ($w) = @_;
   my ($rounds, $failed, @lines) = (0, 0);
   for my $c (@$w) {
     eval { $c->{h}->finish; 1 };
-    $rounds += PostgreSQL::Test::Utils::slurp_file($c->{count}) if -e $c->{count};
+    my ($ran) = PostgreSQL::Test::Utils::slurp_file($c->{out}) =~ /^STOPPED (\d+)$/m;
+    $ran //= -e $c->{count} ? PostgreSQL::Test::Utils::slurp_file($c->{count}) : 0;
+    $rounds += $ran;
     for (split /\n/, PostgreSQL::Test::Utils::slurp_file($c->{err})) {
       next unless /ERROR:|FATAL:|connection to server was lost|server closed the connection/;
       $failed++;
