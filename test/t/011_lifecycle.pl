@@ -1,5 +1,7 @@
 # The worker's lifecycle: a launcher that owns the workers, so
 # that no role, lock, bad table or database DDL switches the heal off.
+# Its assertions time the server: make test runs it with no other TAP file beside it.
+# TAP lane: alone
 use strict;
 use warnings;
 use FindBin;
@@ -197,7 +199,9 @@ is($node->safe_psql('postgres', q{
 # CREATE EXTENSION in a transaction that outlasts the worker's 10 s look:
 # the commit asks for the worker again.
 $node->safe_psql('postgres', 'CREATE DATABASE slow');
-sleep 2;
+ok($node->poll_query_until('renamed', q{
+  SELECT count(*) = 1 FROM partheal_workers() WHERE datname = 'slow' AND state = 'no extension'}),
+  'the launcher has looked in the new database and found no partheal');
 $node->safe_psql('slow', q{
   BEGIN;
   CREATE EXTENSION partheal;
