@@ -2,6 +2,8 @@
 # however many appenders cross it, plain INSERT writers covered by the
 # sequence poll, a failing creation warned about and dropped while the heal
 # still lands the rows, and a worker that comes back by itself.
+# Its assertions time the server: make test runs it with no other TAP file beside it.
+# TAP lane: alone
 use strict;
 use warnings;
 use FindBin;

@@ -5,6 +5,8 @@
 # The application's word is a ledger: a client writes an id into the
 # plain table "ledger" only after the transaction of the partheal_append
 # that returned it has committed.
+# Its assertions time the server: make test runs it with no other TAP file beside it.
+# TAP lane: alone
 use strict;
 use warnings;
 use FindBin;

@@ -5,6 +5,8 @@
 # Tables whose scenario is the worker's own poll from no partitions ahead are
 # registered with premake => 0: 0.5's default (4) makes the position's
 # partition and the next 4 at registration, which is not what they test.
+# Its assertions time the server: make test runs it with no other TAP file beside it.
+# TAP lane: alone
 use strict;
 use warnings;
 use FindBin;

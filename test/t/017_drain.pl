@@ -7,6 +7,8 @@
 # (foreign keys reference its table) is reported and retried with back-off,
 # and does not hold up another table. The drain is on by default; with the
 # table's drain_default or the server's setting off, nothing moves.
+# Its assertions time the server: make test runs it with no other TAP file beside it.
+# TAP lane: alone
 use strict;
 use warnings;
 use FindBin;

@@ -5,6 +5,8 @@
 # left and said once; a long reader makes retention give way, not the
 # writers wait; and no window that retention would drop is made. The same
 # for an id-keyed table, below the highest id its rows hold.
+# Its assertions time the server: make test runs it with no other TAP file beside it.
+# TAP lane: alone
 use strict;
 use warnings;
 use FindBin;
