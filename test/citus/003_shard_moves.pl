@@ -61,13 +61,21 @@ for my $shard (split / /, $on_w1) {
     select(undef, undef, undef, 0.2);
   }
 }
-diag 'moves refused while a partition was being created, then tried again: ' . ($refused // 0);
 is(scalar(@moved), scalar(split / /, $on_w1), 'every shard on worker1 moved to worker2 during the appends (' . scalar(@moved) . ')');
-my ($rc, $out, $err) = $c->psql('postgres', q{SELECT rebalance_table_shards('ev', shard_transfer_mode => 'block_writes')},
-  timeout => 120);
+# The rebalance takes the same colocation lock without waiting, and is
+# tried again the same way.
+my ($rc, $out, $err);
+for my $try (1 .. 20) {
+  ($rc, $out, $err) = $c->psql('postgres', q{SELECT rebalance_table_shards('ev', shard_transfer_mode => 'block_writes')},
+    timeout => 120);
+  last if $rc == 0 || $err !~ /could not acquire the lock required to rebalance/;
+  $refused++;
+  select(undef, undef, undef, 0.2);
+}
 is($rc, 0, 'a rebalance during the appends completed') or diag $err;
 is($sql->(q{SELECT count(DISTINCT groupid) FROM pg_dist_shard JOIN pg_dist_placement USING (shardid)
              WHERE logicalrelid = 'ev'::regclass}), '2', 'and put shards back on both workers');
+diag 'moves and rebalances refused while a partition was being created, then tried again: ' . ($refused // 0);
 # No partition can be made while a shard of the group moves: the worker's
 # creations give way (partheal.ddl_lock_timeout at a time) and are made
 # once the moves are over.
