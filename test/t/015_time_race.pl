@@ -121,8 +121,8 @@ for my $round ([2, 'past', 0, 'UTC', {span => 600, tx => 1500}],
   my $log_from = -s $node->logfile;
   my $t0 = time;
   my ($out, $err) = ('', '');
-  my @length = $run->{tx} ? ('-t', $short ? int($run->{tx} / 3) : $run->{tx})
-                           : ('-T', $short ? $run->{secs} / 2 : $run->{secs});
+  my $tx = $run->{tx} && ($short ? int($run->{tx} / 3) : $run->{tx});
+  my @length = $tx ? ('-t', $tx) : ('-T', $short ? $run->{secs} / 2 : $run->{secs});
   my $ran = IPC::Run::run(['pgbench', '-n', '-c', $clients, '-j', '2', @length,
       '-f', "$dir/${mode}_single.sql\@2", '-f', "$dir/${mode}_batch.sql\@1", '-f', "$dir/${mode}_txn.sql\@1",
       $node->connstr('postgres')], '>', \$out, '2>', \$err);
@@ -131,7 +131,7 @@ for my $round ([2, 'past', 0, 'UTC', {span => 600, tx => 1500}],
   $done //= 0;
   # pgbench ends a client at its first error, and then fails.
   my $ok = ok($ran && $err !~ /aborted|error/i, "$label: no transaction failed") || diag($err);
-  $ok &= is($done, $clients * $run->{tx}, "$label: every transaction went through") if $run->{tx};
+  $ok &= is($done, $clients * $tx, "$label: every transaction went through") if $tx;
   my $check = $node->safe_psql('postgres', qq{
     SELECT (SELECT count(*) FROM ledger WHERE outcome = 'c'),
            (SELECT count(*) FROM r),
