@@ -284,8 +284,8 @@ Poll poll_sequences(Oid dboid) {
     else
       watches()[relid].last_error.clear();
   }
-  return Poll{std::move(watched), std::nullopt, wake_at, std::move(with_default),
-              std::move(with_retention)};
+  return Poll{std::move(watched),        std::nullopt,  wake_at, std::move(with_default),
+              std::move(with_retention), !config_locked};
 }
 
 namespace {
@@ -422,6 +422,7 @@ worker::PollOutcome poll_and_catch_up(Oid dboid) {
   out.wake_at = poll.wake_at;
   out.with_default = std::move(poll.with_default);
   out.with_retention = std::move(poll.with_retention);
+  out.looked = poll.looked;
   return out;
 }
 

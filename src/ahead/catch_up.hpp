@@ -35,6 +35,7 @@ struct Poll {
   int64 wake_at = 0;                     // a clock's next change (TimestampTz); 0: none
   std::vector<Oid> with_default;         // tables whose DEFAULT the worker drains, left out
   std::vector<Oid> with_retention;       // tables registered with a retention
+  bool looked = false;                   // the registrations were read (not locked, not failed)
 };
 
 // Reads every registered table's sequence: all in one transaction per 50 ms

@@ -168,7 +168,7 @@ void worker_body(Datum arg) {
       serve_heal_requests(dboid);
       if (GetCurrentTimestamp() >= next_poll) {
         PollOutcome poll = poll_round != nullptr ? poll_round(dboid) : PollOutcome{};
-        count_round(dboid);
+        if (poll.looked) count_round(dboid);
         if (poll.registrations) {
           if (!extension_installed()) exit_without_extension(dboid, LOG);
           pg::report(LOG, 0,

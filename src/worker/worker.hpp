@@ -22,6 +22,10 @@ struct PollOutcome {
   TimestampTz wake_at = 0;               // poll again at this time at the latest; 0: naptime
   std::vector<Oid> with_default;         // tables whose DEFAULT partition the worker drains
   std::vector<Oid> with_retention;       // tables registered with a retention
+  // The registrations were read, so the round looked at the tables: what
+  // partheal_workers().rounds counts (a round that found partheal_config
+  // locked, or could not read it, looked at nothing).
+  bool looked = false;
 };
 using PollRound = PollOutcome (*)(Oid dboid);
 

@@ -33,7 +33,7 @@ ok($first, 'a heal started the worker');
 my $rounds = sub {
   $node->safe_psql('postgres', q{SELECT rounds FROM partheal_workers() WHERE datname = 'postgres'});
 };
-ok(PartHeal::rounds_pass($node, 1), 'the worker completes poll rounds');
+ok(PartHeal::rounds_pass($node, 5), 'the worker completes poll rounds');
 my $rounds_before = $rounds->();
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($first)");
 $node->poll_query_until('postgres', qq{
@@ -42,8 +42,8 @@ $node->poll_query_until('postgres', qq{
 $node->safe_psql('postgres', q{SELECT partheal_append('q', '{"id": 15}')});
 my $second = $worker_pid->();
 ok($second && $second ne $first, 'a terminated worker is replaced, and the new one heals');
-ok(PartHeal::rounds_pass($node, 1), 'and completes rounds of its own');
-cmp_ok($rounds->(), '>', $rounds_before, 'counted on from its predecessor\'s');
+cmp_ok($rounds->(), '>=', $rounds_before, 'the count goes on from its predecessor\'s, not from 0');
+ok(PartHeal::rounds_pass($node, 1), 'and the new worker completes rounds of its own');
 
 # Too slow: the worker waits on a lock longer than the append will wait.
 $node->safe_psql('postgres', q{ALTER SYSTEM SET partheal.ddl_lock_timeout = '60s'; SELECT pg_reload_conf()});

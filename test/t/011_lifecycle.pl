@@ -309,7 +309,9 @@ my $warm = $node->background_psql('renamed');
 $warm->query_safe(q{SELECT partheal_append('t', '{"id": 9001}')});
 my $config_locker = $node->background_psql('renamed');
 $config_locker->query_safe('BEGIN; LOCK partheal_config IN ACCESS EXCLUSIVE MODE');
-ok(PartHeal::rounds_pass($node, 2, 'renamed'), 'the worker\'s polls go on while partheal_config is locked');
+# A second of polls (every 200 ms) meets the lock; they skip their round,
+# so rounds (which counts the rounds that looked) cannot tell when.
+sleep 1;
 $t0 = time;
 my $landed = $warm->query_safe(q{SELECT partheal_append('t', '{"id": 9105}')});
 like($landed, qr/9105/, 'a heal while partheal_config is locked');
@@ -331,6 +333,9 @@ $offset = -s $node->logfile;
 my $list = join(',', @oids);
 ok($node->poll_query_until('renamed', "SELECT count(*) = 0 FROM partheal_workers() WHERE datid IN ($list)"),
   'no database entry, state or queued attempt is left for the dropped databases');
+# Some seconds for a restart into a dropped database to show in the log: 15
+# of renamed's polls (200 ms each) while the launcher goes on.
+ok(PartHeal::rounds_pass($node, 15, 'renamed'), 'fifteen polls later');
 is($node->safe_psql('renamed', "SELECT count(*) FROM partheal_workers() WHERE state = 'forgotten'"), '0',
   'and no shared state of any database the launcher does not follow');
 is($node->safe_psql('postgres', q{

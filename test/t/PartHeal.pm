@@ -83,7 +83,7 @@ sub start_writers {
   my @w;
   for (1 .. $clients) {
     my $n = ++$writers;
-    my %c = (count => "$tmp/writer$n.count", out => "$tmp/writer$n.out", err => "$tmp/writer$n.err");
+    my %c = (count => "$tmp/writer$$.$n.count", out => "$tmp/writer$$.$n.out", err => "$tmp/writer$$.$n.err");
     $c{h} = IPC::Run::start(['perl', '-e', $gen, $seconds, $c{count}, $every, @statements], '|',
       ['psql', '-X', '-q', '-t', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres')],
       '>', $c{out}, '2>', $c{err});
@@ -163,7 +163,7 @@ sub logged_within {
 
 # Waits until the worker of database $db (default postgres) has completed
 # $n more poll rounds (partheal_workers().rounds) than when called, for at
-# most $seconds (default 30); true if it did. Two rounds after a commit
+# most $seconds (default the framework's timeout, 180 s); true if it did. Two rounds after a commit
 # means one that began after it: "the worker has looked, and left it be",
 # a wait on the worker rather than a fixed sleep.
 sub rounds_pass {
@@ -173,10 +173,10 @@ sub rounds_pass {
                 (SELECT oid FROM pg_database WHERE datname = current_database())};
   my $from = $node->safe_psql($db, $now);
   my $t0 = Time::HiRes::time();
-  while (Time::HiRes::time() - $t0 < ($seconds // 30)) {
+  while (Time::HiRes::time() - $t0 < ($seconds // $PostgreSQL::Test::Utils::timeout_default)) {
     my ($rc, $out) = eval { $node->psql($db, $now) };
     return 1 if defined $rc && $rc == 0 && $out >= $from + $n;
-    Time::HiRes::sleep(0.05);
+    Time::HiRes::sleep(0.1);
   }
   return 0;
 }
