@@ -97,7 +97,7 @@ $(OBJS): $(wildcard src/*.hpp src/*/*.hpp)
 # the same 15). installcheck builds nothing, so it leaves the key alone.
 BUILT_FOR := .built-for
 ifneq ($(filter-out installcheck,$(BUILDS_HERE)),)
-BUILT_KEY := $(shell $(PG_CONFIG) --version 2>/dev/null) $(includedir_server) $(CXXFLAGS)
+BUILT_KEY := $(shell $(PG_CONFIG) --version 2>/dev/null) $(includedir_server) $(CXXFLAGS) $(PG_CPPFLAGS) $(SHLIB_LINK)
 $(shell [ "$$(cat $(BUILT_FOR) 2>/dev/null)" = '$(BUILT_KEY)' ] || echo '$(BUILT_KEY)' > $(BUILT_FOR))
 endif
 $(OBJS): $(BUILT_FOR)

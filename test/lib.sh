@@ -117,10 +117,11 @@ build_into() {
       mkdir -p "$dir/$(dirname "$f")" && cp "$PARTHEAL_ROOT/$f" "$dir/$f"
     fi
   done < "$dir.files"
-  # A source gone from the tree goes from the copy, with its object.
+  # A source gone from the tree goes from the copy, with its object, and
+  # the library is linked again without it.
   (cd "$dir" && find sql src -type f \( -name '*.sql' -o -name '*.cpp' -o -name '*.hpp' \)) |
     while IFS= read -r f; do
-      grep -qxF "$f" "$dir.files" || rm -f "$dir/$f" "$dir/${f%.cpp}.o"
+      grep -qxF "$f" "$dir.files" || rm -f "$dir/$f" "$dir/${f%.cpp}.o" "$dir/partheal.so"
     done
   make -C "$dir" -s -j"$(nproc)" PG_CONFIG="$pg_config"
   make -C "$dir" -s install PG_CONFIG="$pg_config"

@@ -177,7 +177,7 @@ timing_tap "TAP" "$work"
 tap_ok=$(grep -cE '^ok [0-9]+' tap.log || true)
 tap_bad=$(grep -cE '^not ok [0-9]+' tap.log || true)
 # Each prove run ends on its Result line; one missing is a run that died.
-[ "$(grep -c '^Result: PASS' tap.log)" = "$tap_runs" ] || tap_bad=$((tap_bad > 0 ? tap_bad : 1))
+[ "$tap_runs" -gt 0 ] && [ "$(grep -c '^Result: PASS' tap.log)" = "$tap_runs" ] || tap_bad=$((tap_bad > 0 ? tap_bad : 1))
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
 
 say "assertions: no server of any test failed one"

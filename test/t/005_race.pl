@@ -48,7 +48,7 @@ INSERT INTO ledger SELECT pg_catalog.unnest('{:a,:b,:c}'::bigint[]), 'r';
 },
 );
 for my $name (keys %scripts) {
-  open(my $fh, '>', "$dir/$name.sql") or die;
+  open(my $fh, '>', "$dir/race_$name.sql") or die;
   print $fh $scripts{$name};
   close $fh;
 }
@@ -75,7 +75,7 @@ for my $round ([2, 'NULL', 1500], [4, 'NULL', 800], [8, 'NULL', 500], [8, '80', 
   });
   my ($out, $err) = ('', '');
   IPC::Run::run(['pgbench', '-n', '-c', $clients, '-j', '2', '-t', $tx,
-      '-f', "$dir/single.sql\@2", '-f', "$dir/batch.sql\@1", '-f', "$dir/txn.sql\@1",
+      '-f', "$dir/race_single.sql\@2", '-f', "$dir/race_batch.sql\@1", '-f', "$dir/race_txn.sql\@1",
       $node->connstr('postgres')], '>', \$out, '2>', \$err);
   my $want = $clients * $tx;
   my ($done) = $out =~ m{number of transactions actually processed: (\d+)/};

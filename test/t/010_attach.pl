@@ -1,6 +1,8 @@
 # partheal_attach_window and partheal_partition_data where sessions, time and
 # versions matter: a lock held past every attempt, the drain's commit after
 # each window, a 0.1 database updated to 0.2, and pg_dump and restore.
+# Its assertions time the server: make test runs it with no other TAP file beside it.
+# TAP lane: alone
 use strict;
 use warnings;
 use FindBin;
