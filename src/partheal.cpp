@@ -55,6 +55,14 @@ int attach_lock_budget_ms() {
   return std::max(1, std::min(attach_lock_timeout_ms, DeadlockTimeout / 2));
 }
 
+int detach_wait_budget_ms() {
+  return 2 * attach_lock_budget_ms();
+}
+
+int detach_wait_lock_timeout_ms() {
+  return std::max(attach_lock_budget_ms(), std::min(detach_wait_budget_ms(), DeadlockTimeout / 2));
+}
+
 namespace {
 bool loaded_at_startup = false;
 }

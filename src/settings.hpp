@@ -20,6 +20,16 @@ extern bool retention;              // partheal.retention
 // never more than half of this session's deadlock_timeout.
 int attach_lock_budget_ms();
 
+// A DETACH ... CONCURRENTLY or FINALIZE run by the worker waits, in the
+// lock manager, for the transactions older than it, one after the other,
+// blocking no one but the worker (heals and create-ahead queue behind it).
+// The whole command: twice the attach budget. One wait: as long as that,
+// never less than the attach budget, and not past half of deadlock_timeout:
+// writers whose transactions overlap, each shorter than the budget, end
+// within one wait, where a wait of one attach budget each gave way to them.
+int detach_wait_budget_ms();
+int detach_wait_lock_timeout_ms();
+
 // True when the library was loaded through shared_preload_libraries.
 bool preloaded();
 // Fails with a HINT naming the setting when it was not.

@@ -5,6 +5,7 @@
 #include "pg/boundary.hpp"
 
 extern "C" {
+#include "access/transam.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
@@ -42,6 +43,17 @@ std::vector<VirtualTransactionId> older_than(TransactionId limit_xmin) {
 SnapshotHolders snapshot_holders() {
   SnapshotHolders h;
   h.limit_xmin = guard([] { return GetLatestSnapshot()->xmin; });
+  h.vxids = older_than(h.limit_xmin);
+  return h;
+}
+
+SnapshotHolders snapshot_holders_now() {
+  SnapshotHolders h;
+  h.limit_xmin = guard([] {
+    TransactionId next = XidFromFullTransactionId(ReadNextFullTransactionId());
+    TransactionIdRetreat(next);
+    return next;
+  });
   h.vxids = older_than(h.limit_xmin);
   return h;
 }

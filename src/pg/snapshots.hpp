@@ -29,6 +29,11 @@ struct SnapshotHolders {
 // older.
 SnapshotHolders snapshot_holders();
 
+// Outside a transaction too: every transaction of this database, other
+// than this process's and VACUUM's, that holds a snapshot taken before now
+// (its xmin before the next transaction id to be given out).
+SnapshotHolders snapshot_holders_now();
+
 // Those of `holders` that still hold a snapshot that old: one that has
 // ended, or that has taken only newer snapshots since, has let go.
 SnapshotHolders still_holding(const SnapshotHolders& holders);

@@ -72,7 +72,7 @@ MemoryContext command_context() {
 
 }  // namespace
 
-TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms) {
+TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms, long budget_ms) {
   static bool registered = false;
   if (!registered) {
     guard([] { RegisterXactCallback(on_xact, nullptr); });
@@ -82,6 +82,7 @@ TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms) {
   Restore restore;
   const char* text = sql.c_str();
   const int timeout = static_cast<int>(Max(1L, Min(lock_timeout_ms, long{INT_MAX})));
+  const int budget = static_cast<int>(Max(1L, Min(budget_ms, long{INT_MAX})));
   guard([&] { MemoryContextReset(cxt); });
   CurrentMemoryContext = cxt;
   first_commit = 0;
@@ -97,10 +98,10 @@ TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms) {
     stmt->stmt_len = raw->stmt_len;
     PortalContext = cxt;
     LockTimeout = timeout;
-    // Each lock wait is bounded by lock_timeout, the whole command by twice
-    // that: its second transaction waits for each older transaction in
+    // Each lock wait is bounded by lock_timeout, the whole command by the
+    // budget: its second transaction waits for each older transaction in
     // turn, one lock wait each.
-    enable_timeout_after(STATEMENT_TIMEOUT, Min(timeout, INT_MAX / 2) * 2);
+    enable_timeout_after(STATEMENT_TIMEOUT, budget);
     restore.deadline = true;
     QueryCompletion qc;
     InitializeQueryCompletion(&qc);

@@ -25,11 +25,11 @@ namespace partheal::pg {
 // lock_timeout_ms bounds every lock wait of the command, in each of its
 // transactions: it is set on the process's lock_timeout for the call, not
 // with SET, which the command's own commit or abort would keep or undo.
-// Twice that bounds the whole command (statement_timeout's timer, 57014):
-// a wait for several transactions in turn is several lock waits.
+// budget_ms bounds the whole command (statement_timeout's timer, 57014): a
+// wait for several transactions in turn is several lock waits.
 //
 // Returns when the first transaction that committed during the call did
 // (0 for none): the locks taken before the call were held until then.
-TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms);
+TimestampTz run_top_level(const std::string& sql, long lock_timeout_ms, long budget_ms);
 
 }  // namespace partheal::pg

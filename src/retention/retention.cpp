@@ -20,11 +20,13 @@
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
+#include "pg/lock_holders.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/security.hpp"
 #include "pg/sequence.hpp"
+#include "pg/snapshots.hpp"
 #include "pg/top_level.hpp"
 #include "registry/registry.hpp"
 #include "registry/retention_horizon.hpp"
@@ -48,13 +50,30 @@ namespace {
 constexpr long kFirstRetryMs = 1000;
 constexpr long kMaxRetryMs = 60000;
 
+// Early retries of a detach that gave way, one after another, that gave
+// way again: then only the back-off. Transactions that each outlast the
+// budget and overlap make every retry give way; each costs the worker a
+// budget's wait, which heals and create-ahead would queue behind.
+constexpr int kMostEarlyRetries = 2;
+
 struct BackOff {
   TimestampTz retry_at = 0;
   long retry_ms = 0;
+  // A DETACH CONCURRENTLY or FINALIZE that gave way (its wait ran out of
+  // budget): the transactions it could have waited for, older than it.
+  // Once none of them holds its snapshot or a lock on the window, it is
+  // tried again at once, whatever retry_at says: writers whose
+  // transactions overlap make it give way often, and with one pending
+  // detach per table the table's whole retention waits behind it.
+  bool gave_way = false;
+  pg::SnapshotHolders snapshots;
+  std::vector<VirtualTransactionId> lockers;
+  int early_retries = 0;  // tried early, one after another, and gave way again
 };
 
 // Per (table, window): a window whose locks could not be had, or whose
-// detach failed, retried from 1 s doubling to a minute.
+// detach failed, retried from 1 s doubling to a minute; one that gave way,
+// also as soon as what it gave way to is gone.
 std::map<std::pair<Oid, Oid>, BackOff>& back_offs() {
   static auto* m = new std::map<std::pair<Oid, Oid>, BackOff>();
   return *m;
@@ -82,10 +101,35 @@ void back_off(BackOff& b) {
   b.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), b.retry_ms);
 }
 
+// An error that says a lock wait, or the whole command's budget, ran out.
+bool waited_for(int sqlerrcode) {
+  return sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
+         sqlerrcode == ERRCODE_QUERY_CANCELED;
+}
+
+// What a detach of the window gave way to, noted as it gave way.
+void gave_way(BackOff& b, Oid partition, bool early) {
+  b.early_retries = early ? b.early_retries + 1 : 0;
+  b.gave_way = true;
+  b.snapshots = pg::snapshot_holders_now();
+  b.lockers = pg::lock_holders(partition);
+}
+
 bool backing_off(Oid relid, Oid partition) {
   auto it = back_offs().find({relid, partition});
-  return it != back_offs().end() &&
-         it->second.retry_at > pg::guard([] { return GetCurrentTimestamp(); });
+  if (it == back_offs().end()) return false;
+  BackOff& b = it->second;
+  if (b.retry_at <= pg::guard([] { return GetCurrentTimestamp(); })) return false;
+  if (!b.gave_way || b.early_retries >= kMostEarlyRetries) return true;
+  b.snapshots = pg::still_holding(b.snapshots);
+  b.lockers = pg::still_locking(partition, b.lockers);
+  return !b.snapshots.vxids.empty() || !b.lockers.empty();
+}
+
+// Tried before its back-off ran out, because what it gave way to was gone.
+bool early(Oid relid, Oid partition) {
+  auto it = back_offs().find({relid, partition});
+  return it != back_offs().end() && it->second.retry_at > GetCurrentTimestamp();
 }
 
 // The worker's own user, put back when this goes: a plain setter, which
@@ -117,9 +161,16 @@ struct Step {
   attach::DetachResult result;
 };
 
+struct Attempt {
+  Oid partition = InvalidOid;
+  bool finalize = false;  // of a pending detach
+  bool early = false;     // before its back-off ran out: what it gave way to is gone
+};
+
 // Inside the worker's transaction: the oldest due window of the table that
-// is not backing off or left for good, detached (and dropped).
-Step retire_one(Oid relid, std::optional<Oid>& attempting) {
+// is not backing off or left for good, detached (and dropped). `attempting`
+// names it as soon as it is chosen, for an error to back off.
+Step retire_one(Oid relid, std::optional<Attempt>& attempting) {
   return pg::with_own_sql({}, [&] {
     Step step;
     // Never waits for the table: busy with DDL, it is looked at next poll.
@@ -179,7 +230,7 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
     if (pending && !pending_waits) {
       describe(*pending);
       step.finalized = true;
-      attempting = pending->relid;
+      attempting = Attempt{pending->relid, true, early(relid, pending->relid)};
       step.due = due(*pending);
       step.keep = c.retention_keep_table;
       step.drop = step.due && !c.retention_keep_table &&
@@ -215,7 +266,7 @@ Step retire_one(Oid relid, std::optional<Oid>& attempting) {
       step.foreign = pg::guard([&] { return get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE; });
       if (step.foreign) return step;
       attach::Parent p = attach::describe_parent(relid);
-      attempting = part.relid;
+      attempting = Attempt{part.relid, false, early(relid, part.relid)};
       // As the owner, as the heal's DDL runs: a DROP's event triggers and
       // dependency checks are the owner's business.
       pg::as_role(p.owner, [&] {
@@ -269,7 +320,7 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
     const Oid relid = order[at];
     worker::serve_heal_requests(dboid);
     Step step;
-    std::optional<Oid> attempting;
+    std::optional<Attempt> attempting;
     // The abort of a transaction a top-level command began puts back the
     // user that transaction began with, the owner's: the worker's own is put
     // back after every abort, whatever ended the transaction.
@@ -285,7 +336,8 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
             TimestampTz first_commit = 0;
             pg::as_role_across_transactions(step.owner, [&] {
               first_commit =
-                  pg::run_top_level(step.top_level_sql, settings::attach_lock_budget_ms());
+                  pg::run_top_level(step.top_level_sql, settings::detach_wait_lock_timeout_ms(),
+                                    settings::detach_wait_budget_ms());
             });
             if (step.concurrent && first_commit != 0)
               step.result.parent_held_ms =
@@ -314,8 +366,7 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
       // FINALIZE at a later poll. A DROP that failed otherwise than by
       // waiting is left out of it then.
       const int code = error->sqlerrcode();
-      const bool waited = code == ERRCODE_LOCK_NOT_AVAILABLE ||
-                          code == ERRCODE_T_R_DEADLOCK_DETECTED || code == ERRCODE_QUERY_CANCELED;
+      const bool waited = waited_for(code);
       if (!waited && step.drop) drop_failures()[{relid, step.partition}] = error->what();
       if (last_errors()[relid] != error->what()) {
         last_errors()[relid] = error->what();
@@ -327,7 +378,12 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
             {waited ? "A transaction that used the table was older than the detach." : "",
              "partheal completes the detach (FINALIZE) at a later poll, backing off."});
       }
-      back_off(back_offs()[{relid, step.partition}]);
+      BackOff& b = back_offs()[{relid, step.partition}];
+      back_off(b);
+      if (waited)
+        gave_way(b, step.partition, attempting && attempting->early);
+      else
+        b.gave_way = false;
       continue;
     }
     if (error) {
@@ -337,7 +393,16 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
                    fmt::format("{} retention of {} failed: {}", errors::kLogRetentionLeft,
                                pg::relation_label(relid), error->what()));
       }
-      if (attempting) back_off(back_offs()[{relid, *attempting}]);
+      if (attempting) {
+        // FINALIZE's own locks, on the parent and the window, gave way
+        // (retire_one took them within the attach budget): as after its wait.
+        BackOff& b = back_offs()[{relid, attempting->partition}];
+        back_off(b);
+        if (attempting->finalize && waited_for(error->sqlerrcode()))
+          gave_way(b, attempting->partition, attempting->early);
+        else
+          b.gave_way = false;
+      }
       continue;
     }
     if (!step.tried) continue;
