@@ -303,19 +303,26 @@ namespace {
 // Waits for a lock within the lock budget: what is left to lock here is a
 // detached or detach-pending table, out of the parent's routing, that only
 // statements naming it still use.
-void lock_within_budget(Oid relid, LOCKMODE mode) {
+void lock_within_budget(Oid relid, LOCKMODE mode, pg::CancelWhen::Wanted give_way = nullptr,
+                        bool* gave_way = nullptr) {
   pg::set_local("lock_timeout", std::to_string(std::max(1, settings::attach_lock_budget_ms())));
+  if (give_way == nullptr) {
+    pg::guard([&] { LockRelationOid(relid, mode); });
+    return;
+  }
+  pg::CancelWhen cancel(give_way, gave_way);
   pg::guard([&] { LockRelationOid(relid, mode); });
 }
 
 }  // namespace
 
-std::string prepare_finalize(const Parent& p, Oid partition) {
+std::string prepare_finalize(const Parent& p, Oid partition, pg::CancelWhen::Wanted give_way,
+                             bool* gave_way) {
   // FINALIZE's own locks, taken by OID first so that the names are read
   // under them; FINALIZE then waits, within the same bounds, for the
   // snapshots older than its own.
-  lock_within_budget(p.relid, ShareUpdateExclusiveLock);
-  lock_within_budget(partition, AccessExclusiveLock);
+  lock_within_budget(p.relid, ShareUpdateExclusiveLock, give_way, gave_way);
+  lock_within_budget(partition, AccessExclusiveLock, give_way, gave_way);
   return fmt::format("ALTER TABLE {} DETACH PARTITION {} FINALIZE", qualified(p.relid),
                      qualified(partition));
 }

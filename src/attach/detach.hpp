@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attach/window.hpp"
+#include "pg/cancel_when.hpp"
 
 namespace partheal::attach {
 
@@ -86,7 +87,11 @@ bool detach_batchable(const Parent& parent, Oid partition);
 // budget, and returns ALTER TABLE ... DETACH PARTITION ... FINALIZE, to run
 // through pg::run_top_level in this same transaction (which bounds its wait
 // for older snapshots). Needs what detach_partition needs.
-std::string prepare_finalize(const Parent& parent, Oid partition);
+//
+// Its waits give way when `give_way` says so (pg::CancelWhen: a heal request
+// the worker should serve), with 57014, and set `gave_way`.
+std::string prepare_finalize(const Parent& parent, Oid partition,
+                             pg::CancelWhen::Wanted give_way = nullptr, bool* gave_way = nullptr);
 
 // True while another session of this database runs a DETACH PARTITION: a
 // DETACH CONCURRENTLY waiting in its second transaction holds no lock, and

@@ -19,6 +19,7 @@
 #include "partitions/key_space.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
+#include "pg/cancel_when.hpp"
 #include "pg/citus.hpp"
 #include "pg/lock_holders.hpp"
 #include "pg/own_sql.hpp"
@@ -170,7 +171,7 @@ struct Attempt {
 // Inside the worker's transaction: the oldest due window of the table that
 // is not backing off or left for good, detached (and dropped). `attempting`
 // names it as soon as it is chosen, for an error to back off.
-Step retire_one(Oid relid, std::optional<Attempt>& attempting) {
+Step retire_one(Oid relid, std::optional<Attempt>& attempting, bool* gave_way_to_heal) {
   return pg::with_own_sql({}, [&] {
     Step step;
     // Never waits for the table: busy with DDL, it is looked at next poll.
@@ -237,7 +238,10 @@ Step retire_one(Oid relid, std::optional<Attempt>& attempting) {
                   drop_failures().count({relid, pending->relid}) == 0;
       attach::Parent p = attach::describe_parent(relid);
       const Oid partition = pending->relid;
-      pg::as_role(p.owner, [&] { step.top_level_sql = attach::prepare_finalize(p, partition); });
+      pg::as_role(p.owner, [&] {
+        step.top_level_sql =
+            attach::prepare_finalize(p, partition, &worker::heal_request_waiting, gave_way_to_heal);
+      });
       step.owner = p.owner;
       return step;
     }
@@ -321,6 +325,7 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
     worker::serve_heal_requests(dboid);
     Step step;
     std::optional<Attempt> attempting;
+    bool gave_way_to_heal = false;
     // The abort of a transaction a top-level command began puts back the
     // user that transaction began with, the owner's: the worker's own is put
     // back after every abort, whatever ended the transaction.
@@ -328,13 +333,16 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
     try {
       error = worker::in_transaction(
           [&] {
-            step = retire_one(relid, attempting);
+            step = retire_one(relid, attempting, &gave_way_to_heal);
             if (step.top_level_sql.empty()) return;
             // Outside SPI and partheal's GUC level, which retire_one has left:
             // DETACH CONCURRENTLY commits its first transaction itself.
             step.ran_top_level = true;
             TimestampTz first_commit = 0;
             pg::as_role_across_transactions(step.owner, [&] {
+              // Its waits for older transactions give way to a heal
+              // request at once: the worker serves it, then retries.
+              pg::CancelWhen heals(&worker::heal_request_waiting, &gave_way_to_heal);
               first_commit =
                   pg::run_top_level(step.top_level_sql, settings::detach_wait_lock_timeout_ms(),
                                     settings::detach_wait_budget_ms());
@@ -375,7 +383,9 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
             fmt::format("{} retention's {} of {} from {} stopped: {}", errors::kLogRetentionLeft,
                         step.concurrent ? "DETACH CONCURRENTLY" : "FINALIZE", step.label,
                         pg::relation_label(relid), error->what()),
-            {waited ? "A transaction that used the table was older than the detach." : "",
+            {gave_way_to_heal ? "It gave way to a heal request, which the worker serves first."
+             : waited         ? "A transaction that used the table was older than the detach."
+                              : "",
              "partheal completes the detach (FINALIZE) at a later poll, backing off."});
       }
       BackOff& b = back_offs()[{relid, step.partition}];
@@ -389,9 +399,13 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
     if (error) {
       if (last_errors()[relid] != error->what()) {
         last_errors()[relid] = error->what();
-        pg::report(LOG, error->sqlerrcode(),
-                   fmt::format("{} retention of {} failed: {}", errors::kLogRetentionLeft,
-                               pg::relation_label(relid), error->what()));
+        pg::report(
+            LOG, error->sqlerrcode(),
+            fmt::format("{} retention of {} failed: {}", errors::kLogRetentionLeft,
+                        pg::relation_label(relid), error->what()),
+            {gave_way_to_heal ? "It gave way to a heal request, which the worker serves first."
+                              : "",
+             ""});
       }
       if (attempting) {
         // FINALIZE's own locks, on the parent and the window, gave way

@@ -340,6 +340,15 @@ bool heal_requests_pending(Oid dboid) {
   return false;
 }
 
+bool heal_request_waiting() noexcept {
+  const Oid dboid = MyDatabaseId;
+  for (int i = 0; i < nrequests; ++i) {
+    const volatile Request& r = requests[i];
+    if (r.state == RequestState::kPending && r.dboid == dboid) return true;
+  }
+  return false;
+}
+
 void serve_heal_requests(Oid dboid) {
   for (int i = 0; i < nrequests; ++i) {
     Request& r = requests[i];

@@ -30,6 +30,10 @@ void serve_heal_requests(Oid dboid);
 // worker polls for locks for gives way to it.
 bool heal_requests_pending(Oid dboid);
 
+// The same for this process's database, read without the requests' locks:
+// safe in a signal handler (pg::CancelWhen), and at worst a tick late.
+bool heal_request_waiting() noexcept;
+
 // The worker, at exit (FATAL included): hands back the requests it had
 // taken, so that the next worker serves them.
 void hand_back_heal_requests(Oid dboid);

@@ -377,9 +377,12 @@ like(substr(slurp_file($node->logfile), $log_at),
 # k. A crash between the two transactions of DETACH CONCURRENTLY: the
 # worker waits in the second for a reader (a lock budget of a minute), the
 # server stops in immediate mode; after the restart the next poll completes
-# the detach with FINALIZE. And a user's own DETACH CONCURRENTLY that was
-# cut short, of a window inside the retention period, is completed and the
-# table kept.
+# the detach with FINALIZE. While the worker waits, a heal request of
+# another table is served at once: the wait gives way to it (it would
+# otherwise wait 30 s, past partheal.heal_wait_timeout), and so does the
+# FINALIZE's wait for its locks that comes next. And a user's own DETACH
+# CONCURRENTLY that was cut short, of a window inside the retention period,
+# is completed and the table kept.
 $sql->(q{
   CREATE TABLE cr (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
   CREATE TABLE cr_old (LIKE cr);
@@ -387,9 +390,18 @@ $sql->(q{
   CREATE TABLE cr_new (LIKE cr);
   ALTER TABLE cr ATTACH PARTITION cr_new FOR VALUES FROM (now() - interval '1 day') TO (now() + interval '1 day');
   INSERT INTO cr VALUES (now(), 'new');
+  CREATE TABLE hk (id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('hk', 10, premake => 0);
 });
-$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '60s'\n");
+$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '60s'\ndeadlock_timeout = '60s'\n");
 $node->reload;
+# An append of 20 ids, each call crossing into partitions not made yet: its
+# time in ms.
+my $heal_ms = sub {
+  return $sql->(q{WITH a AS MATERIALIZED (SELECT count(*) FROM partheal_append('hk',
+      (SELECT jsonb_agg(jsonb_build_object('body', 'h')) FROM generate_series(1, 20))))
+    SELECT round(extract(epoch FROM clock_timestamp() - now()) * 1000) FROM a});
+};
 $reader = $node->background_psql('postgres');
 $reader->query_safe(q{BEGIN; SELECT count(*) FROM cr});
 $sql->(q{SELECT partheal_manage('cr', interval '1 day', retention => interval '2 days')});
@@ -397,9 +409,21 @@ ok(defined $within->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid =
   'k: the worker is between the two transactions of DETACH CONCURRENTLY');
 ok(defined $within->(q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}, 60),
   'k: waiting for the reader');
+my $parts_hk = $sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'hk'::regclass});
+my $took = $heal_ms->();
+cmp_ok($took, '<', $valgrind ? 10000 : 2000, "k: an append that heals meanwhile is served ($took ms)");
+cmp_ok($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'hk'::regclass}), '>', $parts_hk,
+  'k: by the worker, which made its partitions');
+ok(defined $within->(q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}, 60),
+  'k: and waits for the reader again');
+$took = $heal_ms->();
+cmp_ok($took, '<', $valgrind ? 10000 : 2000, "k: a second append that heals is served too ($took ms)");
+like(substr(slurp_file($node->logfile), $log_at),
+  qr/PHL10 retention[^\n]*cr[^\n]*: canceling statement due to user request\n[^\n]*DETAIL:  It gave way to a heal request, which the worker serves first\./,
+  'k: the give-way is said (PHL10)');
 $node->stop('immediate');
 eval { $reader->quit };
-$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '200ms'\n");
+$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '200ms'\ndeadlock_timeout = '1s'\n");
 $log_at = -s $node->logfile;
 $node->start;
 ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'cr_old'}, 30),
