@@ -6,6 +6,8 @@
 
 extern "C" {
 #include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
 #include "storage/latch.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
@@ -24,12 +26,17 @@ TimeoutId tick = MAX_TIMEOUTS;  // registered at the first use
 volatile CancelWhen::Wanted wanted_now = nullptr;
 volatile sig_atomic_t cancelled = 0;
 
-// In the SIGALRM handler, as PostgreSQL's own lock_timeout handler: the
-// flags a cancel request sets, and the latch that wakes a lock wait, which
-// then runs CHECK_FOR_INTERRUPTS and raises the cancel.
+// In the SIGALRM handler: the flags a cancel request sets, as PostgreSQL's
+// StatementCancelHandler sets them, and the latch that wakes the lock wait,
+// which then runs CHECK_FOR_INTERRUPTS and raises the cancel. Only while
+// the process sleeps on a lock (MyProc->waitLock, set by the lock manager
+// for the length of the sleep): work done between the waits (a DETACH's
+// catalog changes) is not thrown away; the next tick, 5 ms on, finds the
+// next wait.
 void on_tick() {
   CancelWhen::Wanted w = wanted_now;
-  if (w == nullptr || cancelled) return;
+  if (w == nullptr || cancelled || proc_exit_inprogress) return;
+  if (MyProc == nullptr || MyProc->waitLock == nullptr) return;
   if (!w()) return;
   cancelled = 1;
   QueryCancelPending = true;
@@ -55,9 +62,15 @@ CancelWhen::~CancelWhen() {
   disable_timeout(tick, false);
   wanted_now = nullptr;
   // A cancel raised too late to stop the command is dropped, so that it
-  // cannot stop the worker's next work.
+  // cannot stop the worker's next work; it did not make the command give
+  // way. (A cancel request from elsewhere that came in the same moment is
+  // dropped with it: the worker's next wait is as short.)
+  const bool consumed = cancelled && !QueryCancelPending;
   if (cancelled && QueryCancelPending) QueryCancelPending = false;
-  if (fired_ != nullptr) *fired_ = cancelled != 0;
+  if (fired_ != nullptr) *fired_ = *fired_ || consumed;
+  // The asker's wake-up was spent on the lock wait: the worker looks at
+  // its requests again before it sleeps.
+  if (consumed) SetLatch(MyLatch);
 }
 
 }  // namespace partheal::pg

@@ -5,34 +5,30 @@
 #include "pg/boundary.hpp"
 
 extern "C" {
-#include "access/xlog.h"
 #include "miscadmin.h"
 }
 
 namespace partheal::pg {
 
-std::vector<VirtualTransactionId> lock_holders(Oid relid) {
+std::vector<VirtualTransactionId> lock_holders(Oid relid, LOCKMODE mode) {
   std::vector<VirtualTransactionId> out;
-  // ACCESS EXCLUSIVE conflicts with every mode: its conflicts are every
-  // holder. The array ends with an invalid id.
+  // The array ends with an invalid id. It is palloc'd in every process but
+  // the startup process.
   VirtualTransactionId* vxids = guard([&] {
     LOCKTAG tag;
     SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-    return GetLockConflicts(&tag, AccessExclusiveLock, nullptr);
+    return GetLockConflicts(&tag, mode, nullptr);
   });
   for (int i = 0; VirtualTransactionIdIsValid(vxids[i]); ++i) out.push_back(vxids[i]);
-  // On a hot standby the array is PostgreSQL's own, kept for the next call.
-  guard([&] {
-    if (!RecoveryInProgress()) pfree(vxids);
-  });
+  guard([&] { pfree(vxids); });
   return out;
 }
 
-std::vector<VirtualTransactionId> still_locking(Oid relid,
+std::vector<VirtualTransactionId> still_locking(Oid relid, LOCKMODE mode,
                                                 const std::vector<VirtualTransactionId>& holders) {
   std::vector<VirtualTransactionId> out;
   if (holders.empty()) return out;
-  const std::vector<VirtualTransactionId> now = lock_holders(relid);
+  const std::vector<VirtualTransactionId> now = lock_holders(relid, mode);
   for (const VirtualTransactionId& h : holders)
     if (std::any_of(now.begin(), now.end(), [&](const VirtualTransactionId& n) {
           return VirtualTransactionIdEquals(h, n);

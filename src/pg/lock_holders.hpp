@@ -14,11 +14,12 @@ extern "C" {
 namespace partheal::pg {
 
 // Outside a transaction too: every transaction, other than this process's,
-// that holds a lock of any mode on the relation (of this database) now.
-std::vector<VirtualTransactionId> lock_holders(Oid relid);
+// that holds a lock on the relation (of this database) now that conflicts
+// with `mode` (ACCESS EXCLUSIVE: any lock).
+std::vector<VirtualTransactionId> lock_holders(Oid relid, LOCKMODE mode);
 
-// Those of `holders` that still hold a lock on it.
-std::vector<VirtualTransactionId> still_locking(Oid relid,
+// Those of `holders` that still hold such a lock on it.
+std::vector<VirtualTransactionId> still_locking(Oid relid, LOCKMODE mode,
                                                 const std::vector<VirtualTransactionId>& holders);
 
 }  // namespace partheal::pg

@@ -61,14 +61,15 @@ struct BackOff {
   TimestampTz retry_at = 0;
   long retry_ms = 0;
   // A DETACH CONCURRENTLY or FINALIZE that gave way (its wait ran out of
-  // budget): the transactions it could have waited for, older than it.
-  // Once none of them holds its snapshot or a lock on the window, it is
-  // tried again at once, whatever retry_at says: writers whose
-  // transactions overlap make it give way often, and with one pending
-  // detach per table the table's whole retention waits behind it.
+  // budget): what the FINALIZE that comes next waits for, as it was then.
+  // Once none of them holds its snapshot or its lock, it is tried again at
+  // once, whatever retry_at says: writers whose transactions overlap make
+  // it give way often, and with one pending detach per table the table's
+  // whole retention waits behind it.
   bool gave_way = false;
-  pg::SnapshotHolders snapshots;
-  std::vector<VirtualTransactionId> lockers;
+  pg::SnapshotHolders snapshots;                     // older snapshots
+  std::vector<VirtualTransactionId> lockers;         // any lock on the window
+  std::vector<VirtualTransactionId> parent_lockers;  // locks on the parent its own conflicts with
   int early_retries = 0;  // tried early, one after another, and gave way again
 };
 
@@ -108,12 +109,21 @@ bool waited_for(int sqlerrcode) {
          sqlerrcode == ERRCODE_QUERY_CANCELED;
 }
 
-// What a detach of the window gave way to, noted as it gave way.
-void gave_way(BackOff& b, Oid partition, bool early) {
-  b.early_retries = early ? b.early_retries + 1 : 0;
-  b.gave_way = true;
-  b.snapshots = pg::snapshot_holders_now();
-  b.lockers = pg::lock_holders(partition);
+// After a detach of the window stopped. A give-way to a heal request is
+// tried again at the next poll, its back-off as it was: the heal is served
+// first. A wait that ran out notes what it gave way to; an early try that
+// gave way again keeps the back-off it had. Anything else backs off.
+void stopped(Oid relid, Oid partition, bool waited, bool early, bool for_heal) {
+  if (for_heal) return;
+  BackOff& b = back_offs()[{relid, partition}];
+  if (!(waited && early)) back_off(b);
+  b.gave_way = waited;
+  b.early_retries = waited && early ? b.early_retries + 1 : 0;
+  b.snapshots = waited ? pg::snapshot_holders_now() : pg::SnapshotHolders{};
+  b.lockers = waited ? pg::lock_holders(partition, AccessExclusiveLock)
+                     : std::vector<VirtualTransactionId>{};
+  b.parent_lockers = waited ? pg::lock_holders(relid, ShareUpdateExclusiveLock)
+                            : std::vector<VirtualTransactionId>{};
 }
 
 bool backing_off(Oid relid, Oid partition) {
@@ -123,8 +133,9 @@ bool backing_off(Oid relid, Oid partition) {
   if (b.retry_at <= pg::guard([] { return GetCurrentTimestamp(); })) return false;
   if (!b.gave_way || b.early_retries >= kMostEarlyRetries) return true;
   b.snapshots = pg::still_holding(b.snapshots);
-  b.lockers = pg::still_locking(partition, b.lockers);
-  return !b.snapshots.vxids.empty() || !b.lockers.empty();
+  b.lockers = pg::still_locking(partition, AccessExclusiveLock, b.lockers);
+  b.parent_lockers = pg::still_locking(relid, ShareUpdateExclusiveLock, b.parent_lockers);
+  return !b.snapshots.vxids.empty() || !b.lockers.empty() || !b.parent_lockers.empty();
 }
 
 // Tried before its back-off ran out, because what it gave way to was gone.
@@ -190,6 +201,16 @@ Step retire_one(Oid relid, std::optional<Attempt>& attempting, bool* gave_way_to
     const Oid owner = rel->rd_rel->relowner;
     pg::guard([&] { relation_close(rel, NoLock); });
     if (!retains) return step;
+    // The back-offs of windows no longer in the table (retired by a batch,
+    // dropped by hand) go: each may hold lists of transactions.
+    auto present = [&](Oid partition) {
+      return (pending && pending->relid == partition) ||
+             std::any_of(parts.begin(), parts.end(),
+                         [&](const partitions::Partition& p) { return p.relid == partition; });
+    };
+    for (auto it = back_offs().lower_bound({relid, InvalidOid});
+         it != back_offs().end() && it->first.first == relid;)
+      it = present(it->first.second) ? std::next(it) : back_offs().erase(it);
     const registry::Config& c = table->config;
     const partitions::KeySpace keys = table->key_space();
     // Never waits for the sequence: held by ALTER SEQUENCE, it is read next
@@ -388,12 +409,8 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
                               : "",
              "partheal completes the detach (FINALIZE) at a later poll, backing off."});
       }
-      BackOff& b = back_offs()[{relid, step.partition}];
-      back_off(b);
-      if (waited)
-        gave_way(b, step.partition, attempting && attempting->early);
-      else
-        b.gave_way = false;
+      stopped(relid, step.partition, waited, attempting && attempting->early, gave_way_to_heal);
+      if (gave_way_to_heal) worker::serve_heal_requests(dboid);
       continue;
     }
     if (error) {
@@ -407,16 +424,13 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
                               : "",
              ""});
       }
-      if (attempting) {
-        // FINALIZE's own locks, on the parent and the window, gave way
-        // (retire_one took them within the attach budget): as after its wait.
-        BackOff& b = back_offs()[{relid, attempting->partition}];
-        back_off(b);
-        if (attempting->finalize && waited_for(error->sqlerrcode()))
-          gave_way(b, attempting->partition, attempting->early);
-        else
-          b.gave_way = false;
-      }
+      // FINALIZE's own locks, on the parent and the window, gave way
+      // (retire_one took them within the attach budget): as after its wait.
+      if (attempting)
+        stopped(relid, attempting->partition,
+                attempting->finalize && waited_for(error->sqlerrcode()), attempting->early,
+                gave_way_to_heal);
+      if (gave_way_to_heal) worker::serve_heal_requests(dboid);
       continue;
     }
     if (!step.tried) continue;

@@ -166,14 +166,6 @@ sub logged_within {
 # most $seconds (default the framework's timeout, 180 s); true if it did. Two rounds after a commit
 # means one that began after it: "the worker has looked, and left it be",
 # a wait on the worker rather than a fixed sleep.
-# The poll rounds $db's worker has completed (partheal_workers().rounds).
-sub rounds {
-  my ($node, $db) = @_;
-  return $node->safe_psql($db // 'postgres',
-    q{SELECT coalesce(max(w.rounds), 0) FROM partheal_workers() w WHERE w.datid =
-        (SELECT oid FROM pg_database WHERE datname = current_database())});
-}
-
 sub rounds_pass {
   my ($node, $n, $db, $seconds) = @_;
   $db //= 'postgres';
