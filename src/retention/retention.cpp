@@ -109,12 +109,14 @@ bool waited_for(int sqlerrcode) {
          sqlerrcode == ERRCODE_QUERY_CANCELED;
 }
 
-// After a detach of the window stopped. A give-way to a heal request is
-// tried again at the next poll, its back-off as it was: the heal is served
-// first. A wait that ran out notes what it gave way to; an early try that
-// gave way again keeps the back-off it had. Anything else backs off.
-void stopped(Oid relid, Oid partition, bool waited, bool early, bool for_heal) {
-  if (for_heal) return;
+// After a detach of the window stopped. A wait that ran out, or gave way
+// to a heal request, notes what it waited for; an early try that gave way
+// again keeps the back-off it had. Anything else backs off. A give-way to
+// a heal is backed off alike: appenders that each wait for a heal hold
+// the snapshots a FINALIZE waits for, so it gives way at every try while
+// they run, and a pending detach tried every poll would keep the table's
+// batches from their turn.
+void stopped(Oid relid, Oid partition, bool waited, bool early) {
   BackOff& b = back_offs()[{relid, partition}];
   if (!(waited && early)) back_off(b);
   b.gave_way = waited;
@@ -409,7 +411,7 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
                               : "",
              "partheal completes the detach (FINALIZE) at a later poll, backing off."});
       }
-      stopped(relid, step.partition, waited, attempting && attempting->early, gave_way_to_heal);
+      stopped(relid, step.partition, waited, attempting && attempting->early);
       if (gave_way_to_heal) worker::serve_heal_requests(dboid);
       continue;
     }
@@ -428,8 +430,7 @@ bool retire_due_windows(Oid dboid, const std::vector<Oid>& tables) {
       // (retire_one took them within the attach budget): as after its wait.
       if (attempting)
         stopped(relid, attempting->partition,
-                attempting->finalize && waited_for(error->sqlerrcode()), attempting->early,
-                gave_way_to_heal);
+                attempting->finalize && waited_for(error->sqlerrcode()), attempting->early);
       if (gave_way_to_heal) worker::serve_heal_requests(dboid);
       continue;
     }
