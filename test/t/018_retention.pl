@@ -650,8 +650,12 @@ cmp_ok(scalar(@batches) / 2, '>=', 8, 'o: in batches of 2 to 8 partitions (PHL09
 note("o: a batch held the parent for $most_held ms at the longest");
 my $idr_worst = $sql->(q{SELECT round(ms) FROM lat_idr});
 # A slice (25 ms) and a hold (no window begun after 15 ms) come to 40 ms
-# and the commit: under 50 ms, the bound retention promises a writer.
-cmp_ok($idr_worst, '<', 50, "o: a writer waited a slice and a hold at most (longest INSERT $idr_worst ms)");
+# and the commit: under 50 ms, the bound retention promises a writer. An
+# assertion-enabled server (18 in make test-all) runs every statement
+# slower: it measured up to 41 ms there, so it gets half again.
+my $asserts = $sql->(q{SHOW debug_assertions}) eq 'on';
+cmp_ok($idr_worst, '<', $asserts ? 75 : 50,
+  "o: a writer waited a slice and a hold at most (longest INSERT $idr_worst ms)");
 unlike($idr_log, qr/PHL10 [^\n]*idr[^\n]*could not be had in/,
   'o: and never gave up on one for want of its locks (PHL10 "could not be had")');
 $sql->(q{SELECT partheal_unmanage('idr'); SELECT partheal_unmanage('ov')});
