@@ -7,6 +7,7 @@
 #include "pg/citus.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/security.hpp"
@@ -121,13 +122,13 @@ std::optional<DistRow> dist_row(Oid relid) {
     if (any) {
       TupleDesc desc = RelationGetDescr(rel);
       bool isnull = false;
-      Datum d = heap_getattr(tuple, get_attnum(catalog, "partmethod"), desc, &isnull);
+      Datum d = compat::getattr(tuple, get_attnum(catalog, "partmethod"), desc, &isnull);
       row.method = isnull ? 0 : DatumGetChar(d);
-      d = heap_getattr(tuple, get_attnum(catalog, "repmodel"), desc, &isnull);
+      d = compat::getattr(tuple, get_attnum(catalog, "repmodel"), desc, &isnull);
       row.repmodel = isnull ? 0 : DatumGetChar(d);
-      d = heap_getattr(tuple, get_attnum(catalog, "colocationid"), desc, &isnull);
+      d = compat::getattr(tuple, get_attnum(catalog, "colocationid"), desc, &isnull);
       row.colocation = isnull ? 0 : DatumGetUInt32(d);
-      d = heap_getattr(tuple, get_attnum(catalog, "partkey"), desc, &isnull);
+      d = compat::getattr(tuple, get_attnum(catalog, "partkey"), desc, &isnull);
       partkey = isnull ? nullptr : TextDatumGetCString(d);
     }
     systable_endscan(scan);

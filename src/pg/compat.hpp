@@ -20,6 +20,7 @@ extern "C" {
 #include "utils/inval.h"
 #include "utils/wait_event.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
 #if PG_VERSION_NUM >= 160000
@@ -174,6 +175,17 @@ inline bool has_generated_columns(TupleDesc desc) {
 #else
   return desc->constr->has_generated_stored;
 #endif
+}
+
+// A column of a heap tuple, by the server's own code. heap_getattr is
+// inline, and a later minor release's headers can inline a call that an
+// earlier server of the same major does not export: Debian's 17.12 headers
+// call heap_datum_check, which upstream 17.10 lacks, and a library that
+// inlined it would not load there. SPI_getbinval is heap_getattr behind an
+// exported symbol (with no SPI connection needed); a column number past the
+// descriptor reads as NULL.
+inline Datum getattr(HeapTuple tuple, int attnum, TupleDesc desc, bool* isnull) {
+  return SPI_getbinval(tuple, desc, attnum, isnull);
 }
 
 // PostgreSQL's private layouts partheal mirrors.

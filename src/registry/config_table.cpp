@@ -4,6 +4,7 @@
 
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -124,14 +125,14 @@ bool parse_row(HeapTuple tuple, TupleDesc desc, Row* row) {
   const bool has_drain = desc->natts >= kDrain;
   bool null_parent = false, null_size = false, null_percent = false, null_premake = true,
        null_interval = true, null_zone = true;
-  Datum parent = heap_getattr(tuple, kParent, desc, &null_parent);
-  Datum size = heap_getattr(tuple, kSize, desc, &null_size);
-  Datum percent = heap_getattr(tuple, kPercent, desc, &null_percent);
+  Datum parent = pg::compat::getattr(tuple, kParent, desc, &null_parent);
+  Datum size = pg::compat::getattr(tuple, kSize, desc, &null_size);
+  Datum percent = pg::compat::getattr(tuple, kPercent, desc, &null_percent);
   Datum premake = 0, interval = 0, zone = 0;
   if (has_time) {
-    premake = heap_getattr(tuple, kPremake, desc, &null_premake);
-    interval = heap_getattr(tuple, kInterval, desc, &null_interval);
-    zone = heap_getattr(tuple, kZone, desc, &null_zone);
+    premake = pg::compat::getattr(tuple, kPremake, desc, &null_premake);
+    interval = pg::compat::getattr(tuple, kInterval, desc, &null_interval);
+    zone = pg::compat::getattr(tuple, kZone, desc, &null_zone);
   }
   if (null_parent || (null_size && null_interval)) return false;
   memset(row, 0, sizeof(Row));
@@ -144,24 +145,24 @@ bool parse_row(HeapTuple tuple, TupleDesc desc, Row* row) {
   row->drain = false;
   if (has_time) {
     bool null_retention = true, null_keep = true;
-    Datum retention = heap_getattr(tuple, kRetention, desc, &null_retention);
-    Datum keep = heap_getattr(tuple, kKeepTable, desc, &null_keep);
+    Datum retention = pg::compat::getattr(tuple, kRetention, desc, &null_retention);
+    Datum keep = pg::compat::getattr(tuple, kKeepTable, desc, &null_keep);
     if (!null_retention) row->retention = *DatumGetIntervalP(retention);
     row->keep_table = !null_keep && DatumGetBool(keep);
   }
   if (has_drain) {
     bool null_drain = true;
-    Datum drain = heap_getattr(tuple, kDrain, desc, &null_drain);
+    Datum drain = pg::compat::getattr(tuple, kDrain, desc, &null_drain);
     row->drain = null_drain || DatumGetBool(drain);
   }
   if (desc->natts >= kRetentionIds) {
     bool null_ids = true;
-    Datum ids = heap_getattr(tuple, kRetentionIds, desc, &null_ids);
+    Datum ids = pg::compat::getattr(tuple, kRetentionIds, desc, &null_ids);
     row->retention_ids = null_ids ? 0 : DatumGetInt64(ids);
   }
   if (desc->natts >= kDrainReach) {
     bool null_reach = true;
-    Datum reach = heap_getattr(tuple, kDrainReach, desc, &null_reach);
+    Datum reach = pg::compat::getattr(tuple, kDrainReach, desc, &null_reach);
     if (!null_reach) row->drain_reach = *DatumGetIntervalP(reach);
   }
   if (!null_interval) row->interval = *DatumGetIntervalP(interval);
