@@ -156,9 +156,19 @@ SELECT partheal_manage('layered', 10, NULL);
 CREATE TABLE layered_p0 (id bigint NOT NULL, topic text) PARTITION BY LIST (topic);
 CREATE TABLE layered_p0_a PARTITION OF layered_p0 FOR VALUES IN ('a');
 ALTER TABLE layered ATTACH PARTITION layered_p0 FOR VALUES FROM (0) TO (10);
-\set VERBOSITY verbose
-SELECT * FROM partheal_append('layered', '[{"id": 15, "topic": "a"}, {"id": 5, "topic": "b"}]');
-\set VERBOSITY default
+-- Every field of the error as PostgreSQL raised it (read here rather than
+-- by psql's verbose mode, whose LOCATION line numbers PostgreSQL's own
+-- source and so differs between its releases).
+DO $$
+DECLARE state text; msg text; detail text; context text; schema_name text; table_name text;
+BEGIN
+  PERFORM * FROM partheal_append('layered', '[{"id": 15, "topic": "a"}, {"id": 5, "topic": "b"}]');
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL,
+    context = PG_EXCEPTION_CONTEXT, schema_name = SCHEMA_NAME, table_name = TABLE_NAME;
+  RAISE NOTICE E'%: %\nDETAIL: %\nCONTEXT: %\nSCHEMA NAME: %\nTABLE NAME: %',
+    state, msg, detail, split_part(context, E'\n', 1), schema_name, table_name;
+END $$;
 SELECT count(*) AS rows_in_layered FROM layered;
 SELECT * FROM partheal_append('layered', '[{"id": 16, "topic": "a"}, {"id": 6, "topic": "a"}]');
 DROP TABLE layered;
