@@ -7,6 +7,8 @@
 # for an id-keyed table, below the highest id its rows hold.
 # Its assertions time the server: make test runs it with no other TAP file beside it.
 # TAP lane: alone
+# What differs between majors: make test runs it on 17 too.
+# TAP majors: every
 use strict;
 use warnings;
 use FindBin;
@@ -58,6 +60,20 @@ my $refuse_drop_of = sub {
   CREATE EVENT TRIGGER refuse_drop_of_$table ON sql_drop EXECUTE FUNCTION refuse_drop_of_$table();
   });
 };
+
+# e (made first). A table with a DEFAULT that holds a row past the
+# horizon: the drain counts such rows once a minute, and e checks a count
+# taken after a DELETE, at the end of the file, so the table is made
+# before the rest and its counts come round while they run.
+my $late_log_at = -s $node->logfile;
+$sql->(q{
+  CREATE TABLE late (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE late_default PARTITION OF late DEFAULT;
+  -- In DEFAULT before the registration: the drain's first look, a minute
+  -- before its next count, finds the row past the horizon there.
+  INSERT INTO late VALUES (now() - interval '5 days', 'past the horizon'), (now() - interval '1 day', 'kept');
+  SELECT partheal_manage('late', interval '1 day', premake => 10, retention => interval '2 days');
+});
 
 ###########################################################################
 # a. Windows of one second kept for three, under a plain INSERT writer of
@@ -195,15 +211,6 @@ is($sql->(q{SELECT count(*) FROM windows('young') WHERE lo < '2002-01-01'}), '0'
   q{\set VERBOSITY verbose
     SELECT partheal_append('young', '{"at": "2001-01-01 00:00:00+00", "body": "too old"}')});
 like($err, qr/ERROR:  PH005/, 'e: with its own SQLSTATE, PH005');
-$log_at = -s $node->logfile;
-$sql->(q{
-  CREATE TABLE late (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-  CREATE TABLE late_default PARTITION OF late DEFAULT;
-  -- In DEFAULT before the registration: the drain's first look, a minute
-  -- before its next count, finds the row past the horizon there.
-  INSERT INTO late VALUES (now() - interval '5 days', 'past the horizon'), (now() - interval '1 day', 'kept');
-  SELECT partheal_manage('late', interval '1 day', premake => 10, retention => interval '2 days');
-});
 ok(defined $within->(q{SELECT count(*) = 0 FROM ONLY late_default WHERE body = 'kept'}, 30),
   'e: with a DEFAULT, a row within the retention period drains to its window');
 ok(PartHeal::rounds_pass($node, 2), 'e: the worker polled again since');
@@ -213,12 +220,10 @@ is($sql->(q{SELECT count(*) FROM windows('late') WHERE hi <= now() - interval '2
   'e: and its window is not made');
 ok(defined $within->(q{SELECT default_expired_rows = 1 FROM partheal_stats WHERE parent = 'late'::regclass}, 30),
   'e: partheal_stats counts it (default_expired_rows)');
-my $phl11 = () = substr(slurp_file($node->logfile), $log_at) =~
+my $phl11 = () = substr(slurp_file($node->logfile), $late_log_at) =~
   /PHL11 the DEFAULT partition of "public\.late" holds 1 row older than the retention horizon's window, which starts at .+?: partheal makes no window for them and never drops them/g;
 is($phl11, 1, 'e: and says so once (PHL11)');
 $sql->(q{DELETE FROM late_default});
-ok(defined $within->(q{SELECT default_expired_rows = 0 FROM partheal_stats WHERE parent = 'late'::regclass}, 90),
-  'e: deleted, the count is 0 at the next count, a minute on');
 
 ###########################################################################
 # f. An id-keyed table with a retention of 300 ids: at position 1000, the
@@ -377,76 +382,6 @@ cmp_ok($after, '<', $valgrind ? 60000 : 1500,
 like(substr(slurp_file($node->logfile), $log_at),
   qr/PHL09 retention detached "public\.cc_old" FOR VALUES .* from "public\.cc" and dropped it: its upper bound is at or before the horizon, [^;]+; completed a pending DETACH CONCURRENTLY \(FINALIZE\)/,
   'j: with FINALIZE (PHL09)');
-
-###########################################################################
-# k. A crash between the two transactions of DETACH CONCURRENTLY: the
-# worker waits in the second for a reader (a lock budget of a minute), the
-# server stops in immediate mode; after the restart the next poll completes
-# the detach with FINALIZE. While the worker waits, a heal request of
-# another table is served at once: the wait gives way to it (it would
-# otherwise wait 30 s, past partheal.heal_wait_timeout), and so does the
-# FINALIZE's wait for its locks that comes next. And a user's own DETACH
-# CONCURRENTLY that was cut short, of a window inside the retention period,
-# is completed and the table kept.
-$sql->(q{
-  CREATE TABLE cr (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
-  CREATE TABLE cr_old (LIKE cr);
-  ALTER TABLE cr ATTACH PARTITION cr_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
-  CREATE TABLE cr_new (LIKE cr);
-  ALTER TABLE cr ATTACH PARTITION cr_new FOR VALUES FROM (now() - interval '1 day') TO (now() + interval '1 day');
-  INSERT INTO cr VALUES (now(), 'new');
-  CREATE TABLE hk (id bigserial, body text) PARTITION BY RANGE (id);
-  SELECT partheal_manage('hk', 10, premake => 0);
-});
-$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '60s'\ndeadlock_timeout = '60s'\n");
-$node->reload;
-# An append of 20 ids, each call crossing into partitions not made yet: its
-# time in ms.
-my $heal_ms = sub {
-  return $sql->(q{WITH a AS MATERIALIZED (SELECT count(*) FROM partheal_append('hk',
-      (SELECT jsonb_agg(jsonb_build_object('body', 'h')) FROM generate_series(1, 20))))
-    SELECT round(extract(epoch FROM clock_timestamp() - now()) * 1000) FROM a});
-};
-$reader = $node->background_psql('postgres');
-$reader->query_safe(q{BEGIN; SELECT count(*) FROM cr});
-$sql->(q{SELECT partheal_manage('cr', interval '1 day', retention => interval '2 days')});
-ok(defined $within->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'cr_old'::regclass}, 30),
-  'k: the worker is between the two transactions of DETACH CONCURRENTLY');
-ok(defined $within->(q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}, 60),
-  'k: waiting for the reader');
-my $parts_hk = $sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'hk'::regclass});
-my $took = $heal_ms->();
-cmp_ok($took, '<', $valgrind ? 10000 : 2000, "k: an append that heals meanwhile is served ($took ms)");
-cmp_ok($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'hk'::regclass}), '>', $parts_hk,
-  'k: by the worker, which made its partitions');
-ok(defined $within->(q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}, 60),
-  'k: and waits for the reader again');
-$took = $heal_ms->();
-cmp_ok($took, '<', $valgrind ? 10000 : 2000, "k: a second append that heals is served too ($took ms)");
-like(substr(slurp_file($node->logfile), $log_at),
-  qr/PHL10 retention[^\n]*cr[^\n]*: canceling statement due to user request\n[^\n]*DETAIL:  It gave way to a heal request, which the worker serves first\./,
-  'k: the give-way is said (PHL10)');
-$node->stop('immediate');
-eval { $reader->quit };
-$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '200ms'\ndeadlock_timeout = '1s'\n");
-$log_at = -s $node->logfile;
-$node->start;
-ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'cr_old'}, 30),
-  'k: after the restart, the detach is completed and the window dropped');
-like(substr(slurp_file($node->logfile), $log_at),
-  qr/PHL09 retention detached "public\.cr_old" FOR VALUES .* and dropped it: .*completed a pending DETACH CONCURRENTLY \(FINALIZE\)/,
-  'k: with FINALIZE (PHL09)');
-$reader = $node->background_psql('postgres');
-$reader->query_safe(q{BEGIN; SELECT count(*) FROM cr});
-($rc, $out, $err) = $node->psql('postgres', q{SET lock_timeout = '300ms'; ALTER TABLE cr DETACH PARTITION cr_new CONCURRENTLY});
-like($err, qr/lock timeout/, 'k: a user\'s DETACH CONCURRENTLY cut short by its lock_timeout');
-is($sql->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'cr_new'::regclass}), 't', 'k: leaves the window detach-pending');
-$reader->query_safe('COMMIT');
-$reader->quit;
-ok(defined $within->(q{SELECT count(*) = 0 FROM pg_inherits WHERE inhrelid = 'cr_new'::regclass}, 30),
-  'k: the worker completes it');
-is($sql->(q{SELECT relispartition, (SELECT count(*) FROM cr_new) FROM pg_class WHERE oid = 'cr_new'::regclass}), 'f|1',
-  'k: and keeps the table, with its row: its upper bound is after the horizon');
 
 ###########################################################################
 # m. A user's DETACH CONCURRENTLY still waiting in its second transaction is
@@ -682,6 +617,82 @@ $node->append_conf('postgresql.conf', "partheal.retention = on\n");
 $node->reload;
 ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'paused_old'}, 30),
   'g: turned on again, it goes');
+
+###########################################################################
+# e, ended. The count taken after the DELETE, a minute after the one
+# before it (no restart in between: k comes after this).
+ok(defined $within->(q{SELECT default_expired_rows = 0 FROM partheal_stats WHERE parent = 'late'::regclass}, 90),
+  'e: deleted, the count is 0 at the next count, a minute on');
+
+###########################################################################
+# k. A crash between the two transactions of DETACH CONCURRENTLY: the
+# worker waits in the second for a reader (a lock budget of a minute), the
+# server stops in immediate mode; after the restart the next poll completes
+# the detach with FINALIZE. While the worker waits, a heal request of
+# another table is served at once: the wait gives way to it (it would
+# otherwise wait 30 s, past partheal.heal_wait_timeout), and so does the
+# FINALIZE's wait for its locks that comes next. And a user's own DETACH
+# CONCURRENTLY that was cut short, of a window inside the retention period,
+# is completed and the table kept.
+$sql->(q{
+  CREATE TABLE cr (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
+  CREATE TABLE cr_old (LIKE cr);
+  ALTER TABLE cr ATTACH PARTITION cr_old FOR VALUES FROM (now() - interval '30 days') TO (now() - interval '20 days');
+  CREATE TABLE cr_new (LIKE cr);
+  ALTER TABLE cr ATTACH PARTITION cr_new FOR VALUES FROM (now() - interval '1 day') TO (now() + interval '1 day');
+  INSERT INTO cr VALUES (now(), 'new');
+  CREATE TABLE hk (id bigserial, body text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('hk', 10, premake => 0);
+});
+$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '60s'\ndeadlock_timeout = '60s'\n");
+$node->reload;
+# An append of 20 ids, each call crossing into partitions not made yet: its
+# time in ms.
+my $heal_ms = sub {
+  return $sql->(q{WITH a AS MATERIALIZED (SELECT count(*) FROM partheal_append('hk',
+      (SELECT jsonb_agg(jsonb_build_object('body', 'h')) FROM generate_series(1, 20))))
+    SELECT round(extract(epoch FROM clock_timestamp() - now()) * 1000) FROM a});
+};
+$reader = $node->background_psql('postgres');
+$reader->query_safe(q{BEGIN; SELECT count(*) FROM cr});
+$sql->(q{SELECT partheal_manage('cr', interval '1 day', retention => interval '2 days')});
+ok(defined $within->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'cr_old'::regclass}, 30),
+  'k: the worker is between the two transactions of DETACH CONCURRENTLY');
+ok(defined $within->(q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}, 60),
+  'k: waiting for the reader');
+my $parts_hk = $sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'hk'::regclass});
+my $took = $heal_ms->();
+cmp_ok($took, '<', $valgrind ? 10000 : 2000, "k: an append that heals meanwhile is served ($took ms)");
+cmp_ok($sql->(q{SELECT count(*) FROM pg_inherits WHERE inhparent = 'hk'::regclass}), '>', $parts_hk,
+  'k: by the worker, which made its partitions');
+ok(defined $within->(q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partheal worker' AND wait_event_type = 'Lock'}, 60),
+  'k: and waits for the reader again');
+$took = $heal_ms->();
+cmp_ok($took, '<', $valgrind ? 10000 : 2000, "k: a second append that heals is served too ($took ms)");
+like(substr(slurp_file($node->logfile), $log_at),
+  qr/PHL10 retention[^\n]*cr[^\n]*: canceling statement due to user request\n[^\n]*DETAIL:  It gave way to a heal request, which the worker serves first\./,
+  'k: the give-way is said (PHL10)');
+$node->stop('immediate');
+eval { $reader->quit };
+$node->append_conf('postgresql.conf', "partheal.attach_lock_timeout = '200ms'\ndeadlock_timeout = '1s'\n");
+$log_at = -s $node->logfile;
+$node->start;
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_class WHERE relname = 'cr_old'}, 30),
+  'k: after the restart, the detach is completed and the window dropped');
+like(substr(slurp_file($node->logfile), $log_at),
+  qr/PHL09 retention detached "public\.cr_old" FOR VALUES .* and dropped it: .*completed a pending DETACH CONCURRENTLY \(FINALIZE\)/,
+  'k: with FINALIZE (PHL09)');
+$reader = $node->background_psql('postgres');
+$reader->query_safe(q{BEGIN; SELECT count(*) FROM cr});
+($rc, $out, $err) = $node->psql('postgres', q{SET lock_timeout = '300ms'; ALTER TABLE cr DETACH PARTITION cr_new CONCURRENTLY});
+like($err, qr/lock timeout/, 'k: a user\'s DETACH CONCURRENTLY cut short by its lock_timeout');
+is($sql->(q{SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'cr_new'::regclass}), 't', 'k: leaves the window detach-pending');
+$reader->query_safe('COMMIT');
+$reader->quit;
+ok(defined $within->(q{SELECT count(*) = 0 FROM pg_inherits WHERE inhrelid = 'cr_new'::regclass}, 30),
+  'k: the worker completes it');
+is($sql->(q{SELECT relispartition, (SELECT count(*) FROM cr_new) FROM pg_class WHERE oid = 'cr_new'::regclass}), 'f|1',
+  'k: and keeps the table, with its row: its upper bound is after the horizon');
 
 $node->stop;
 done_testing();
