@@ -1,21 +1,56 @@
 #!/usr/bin/env bash
 # make test-all, the command CI runs: the whole suite on Debian's
 # PostgreSQL 15 and on an assertion-enabled 18 (built once into the cache),
-# the header compile for 17 and 19, and the Citus suite when Citus's source
-# is there. Ends on one line per major, then the total.
+# pg_regress, the isolation specs and the TAP files that differ between
+# majors on upstream's 17, the header compile for 19 (and for 17 when its
+# binaries cannot be had), and the Citus suite when Citus's source is there.
+# Ends on one line per major, then the total.
+#
+# Some steps run side by side: 19's header compile beside 15's suite, 17's
+# suite and Citus's beside 18's. Each holds the lock PARTHEAL_QUIET_LOCK
+# names shared, and a suite's TAP files that time the server take it
+# exclusive (test/lib.sh, quiet_lock): they run with nothing beside them.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=$(mktemp -d /tmp/partheal-all.XXXXXX)
+export PARTHEAL_QUIET_LOCK=$logs/quiet.lock
+: > "$PARTHEAL_QUIET_LOCK"
 lines=()
 columns=()  # "LABEL|LOG|SECONDS" per step, for the table of where the time went
+beside=()   # "NAME|LOG|PID" of the steps running beside the others
 passed=0; failed=0
 started=$(date +%s)
 
 step() {  # step NAME LOG COMMAND...: runs it, keeps its closing line and its times
-  local name=$1 log=$2 t0 line p f; shift 2
+  local name=$1 log=$2 t0; shift 2
   t0=$(date +%s)
   printf '\n##### %s\n' "$name"
   "$@" 2>&1 | tee "$log"
+  record "$name" "$log" $(( $(date +%s) - t0 ))
+}
+
+# step_beside NAME LOG COMMAND...: starts it in the background, its output
+# in LOG only; steps_beside_end waits for them all and shows each.
+step_beside() {
+  local name=$1 log=$2; shift 2
+  printf '\n##### %s: started beside the next steps (log: %s)\n' "$name" "$log"
+  ( t0=$(date +%s); "$@" > "$log" 2>&1; echo $(( $(date +%s) - t0 )) > "$log.seconds" ) &
+  beside+=("$name|$log|$!")
+}
+steps_beside_end() {
+  local b name log
+  for b in "${beside[@]}"; do
+    name=${b%%|*}; log=${b#*|}; log=${log%|*}
+    wait "${b##*|}"
+    printf '\n##### %s (ran beside the others)\n' "$name"
+    cat "$log"
+    record "$name" "$log" "$(cat "$log.seconds" 2>/dev/null || echo 0)"
+  done
+  beside=()
+}
+
+record() {  # record NAME LOG SECONDS: a step's closing line, counts and time
+  local name=$1 log=$2 seconds=$3 line p f
   line=$(grep -E '^partheal PostgreSQL [0-9]+' "$log" | tail -1)
   if [ -z "$line" ]; then line="partheal $name: did not finish (log: $log)"; failed=$((failed + 1)); fi
   if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
@@ -26,8 +61,8 @@ step() {  # step NAME LOG COMMAND...: runs it, keeps its closing line and its ti
     p=0; f=0
   fi
   passed=$((passed + p)); failed=$((failed + f))
-  lines+=("$line ($(( $(date +%s) - t0 ))s)")
-  columns+=("$(basename "$log" .log)|$log|$(( $(date +%s) - t0 ))")
+  lines+=("$line (${seconds}s)")
+  columns+=("$(basename "$log" .log)|$log|$seconds")
 }
 
 # The "time | NAME | SECONDS" lines of every step's log (test/lib.sh's
@@ -58,16 +93,27 @@ time_table() {
     }'
 }
 
+# 17 runs on upstream's binaries, which come from the npm registry: when
+# they cannot be had, the run says so and compiles against 17's headers.
+if bash "$root/test/pg_config.sh" 17 > "$logs/17-server.log" 2>&1; then
+  run17=(make -C "$root" -s test PG=17)
+else
+  printf '\n##### PostgreSQL 17: no server to run (%s); its headers only\n' "$(tail -1 "$logs/17-server.log")"
+  run17=(make -C "$root" -s check-headers PG=17)
+fi
+citus_source=${CITUS_SOURCE:-$root/../shared/deps/citus-13.2.2.tar.gz}
+
+step_beside "PostgreSQL 19 headers" "$logs/19.log" make -C "$root" -s check-headers PG=19
 step "PostgreSQL 15" "$logs/15.log" make -C "$root" -s test PG=15
-step "PostgreSQL 18" "$logs/18.log" make -C "$root" -s test PG=18
-step "PostgreSQL 17 headers" "$logs/17.log" make -C "$root" -s check-headers PG=17
-step "PostgreSQL 19 headers" "$logs/19.log" make -C "$root" -s check-headers PG=19
+step_beside "PostgreSQL 17" "$logs/17.log" "${run17[@]}"
 # Citus's source is not in any package registry: the TAP suite on a Citus
 # cluster runs when it is beside the project (or CITUS_SOURCE names it).
-citus_source=${CITUS_SOURCE:-$root/../shared/deps/citus-13.2.2.tar.gz}
 if [ -e "$citus_source" ]; then
-  step "Citus" "$logs/citus.log" env CITUS_SOURCE="$citus_source" make -C "$root" -s test-citus
-else
+  step_beside "Citus" "$logs/citus.log" env CITUS_SOURCE="$citus_source" make -C "$root" -s test-citus
+fi
+step "PostgreSQL 18" "$logs/18.log" make -C "$root" -s test PG=18
+steps_beside_end
+if [ ! -e "$citus_source" ]; then
   printf '\n##### Citus\nskipped: no Citus source at %s (set CITUS_SOURCE)\n' "$citus_source"
   lines+=("partheal with Citus: skipped, no Citus source at $citus_source")
 fi

@@ -5,6 +5,22 @@ set -euo pipefail
 PARTHEAL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 say() { printf '\n== %s\n' "$*"; }
 
+# make test-all runs some steps side by side (test/all_majors.sh), and names
+# a lock file in PARTHEAL_QUIET_LOCK: each script holds it shared while it
+# runs, and test/run.sh holds it exclusive for the TAP files that time the
+# server (its "alone" lane), so that nothing runs beside those. A script
+# started by one that holds it (make demo from make test) shares that hold.
+quiet_lock() {  # quiet_lock s|x|u: holds it shared or exclusive, or lets it go
+  [ -n "${PARTHEAL_QUIET_LOCK:-}" ] || return 0
+  flock -u 6
+  if [ "$1" != u ]; then flock "-$1" 6; fi
+}
+if [ -n "${PARTHEAL_QUIET_LOCK:-}" ] && [ -z "${PARTHEAL_QUIET_HELD:-}" ]; then
+  exec 6>>"$PARTHEAL_QUIET_LOCK"
+  flock -s 6
+  export PARTHEAL_QUIET_HELD=1
+fi
+
 # Where the time went: `timing NAME` charges the time since the last call
 # (or since this file was sourced) to NAME, and `timing_table` prints them
 # all as "time | NAME | SECONDS" lines, which make test-all gathers into one
@@ -50,23 +66,32 @@ timing_table() {
 }
 
 # PG=18 runs everything against the assertion-enabled 18 that majors.sh
-# builds into the cache (use_major, after install_packages); the default is
-# Debian's 15.
+# builds into the cache (use_major, after install_packages), PG=17 against
+# upstream's 17 binaries that majors.sh puts there; the default is Debian's
+# 15. TAP_PERL is where PostgreSQL::Test::Cluster comes from: the major's
+# own, or Debian's 15 where the major brings none.
 PG=${PG:-15}
 PGBIN=/usr/lib/postgresql/15/bin
 PGXS_TEST=/usr/lib/postgresql/15/lib/pgxs/src/test
+TAP_PERL=$PGXS_TEST/perl
 export PATH="$PGBIN:$PATH"
 use_major() {
+  local prefix
   case "$PG" in
     15) ;;
-    18)
+    17|18)
       source "$PARTHEAL_ROOT/test/majors.sh"
-      local prefix
-      prefix=$(majors_build_server 18 | tail -1)
+      if [ "$PG" = 18 ]; then
+        prefix=$(majors_build_server 18 | tail -1)
+      else
+        prefix=$(majors_upstream_server 17 | tail -1)
+      fi
+      [ -x "$prefix/bin/pg_config" ] || { echo "no server of PostgreSQL $PG to run (see above)" >&2; exit 1; }
       PGBIN=$prefix/bin
       PGXS_TEST=$("$PGBIN/pg_config" --pkglibdir)/pgxs/src/test
+      [ -d "$PGXS_TEST/perl" ] && TAP_PERL=$PGXS_TEST/perl
       export PATH="$PGBIN:$PATH" ;;
-    *) echo "PG=$PG: the suite runs on 15 and 18; for 17 and 19 see make check-headers" >&2; exit 2 ;;
+    *) echo "PG=$PG: the suite runs on 15, 17 and 18; for 19 see make check-headers" >&2; exit 2 ;;
   esac
   PG_VERSION_LINE=$("$PGBIN/postgres" --version)
 }

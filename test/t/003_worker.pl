@@ -1,6 +1,8 @@
 # The worker under failure: terminated, killed mid-request, crashed with the
 # postmaster's reset, and too slow for partheal.heal_wait_timeout. No
 # committed row is lost and the worker comes back on the next heal.
+# What differs between majors: make test runs it on 17 too.
+# TAP majors: every
 use strict;
 use warnings;
 use FindBin;

@@ -2,6 +2,8 @@
 # that no role, lock, bad table or database DDL switches the heal off.
 # Its assertions time the server: make test runs it with no other TAP file beside it.
 # TAP lane: alone
+# What differs between majors: make test runs it on 17 too.
+# TAP majors: every
 use strict;
 use warnings;
 use FindBin;
