@@ -4,6 +4,8 @@
 # appends that commit or roll back). Every id a client was told is committed
 # is in the table exactly once, no rolled-back id is, and no append fails:
 # no false PH001.
+# The longest of the files that run two at a time: make test starts it first.
+# TAP lane: long
 use strict;
 use warnings;
 use FindBin;

@@ -17,6 +17,8 @@
 # past keys some must, or the test is too small to race on two cores. The
 # past rounds run a number of transactions, the clock's for 8 s each; about
 # 60 s in all on 18 (PARTHEAL_SOAK=full), about 30 on the others.
+# The longest of the files that run two at a time: make test starts it first.
+# TAP lane: long
 use strict;
 use warnings;
 use FindBin;
