@@ -41,8 +41,8 @@ PROVE_TESTS    = test/t/*.pl
 EXTRA_CLEAN = $(BUILT_FOR) $(foreach d,test/regress test/isolation,$(addprefix $(d)/,results log regression.diffs regression.out))
 
 # PG=18 builds against the assertion-enabled PostgreSQL 18 that
-# test/majors.sh builds (once, into /var/cache/partheal); PG=15 against
-# Debian's 15. Without PG, the PGXS convention: PG_CONFIG, or the pg_config on
+# test/majors.sh builds (once, into /var/cache/partheal); PG=17 against
+# upstream's 17 binaries it puts there; PG=15 against Debian's 15. Without PG, the PGXS convention: PG_CONFIG, or the pg_config on
 # PATH (Debian's 15 here). PG is resolved only for the goals that build
 # against a server (not for the scripted commands below, which read PG
 # themselves, nor for clean or print-VAR), and never over a PG_CONFIG given on
@@ -113,8 +113,8 @@ demo:
 	bash test/demo.sh
 test:
 	bash test/run.sh
-# What CI runs: make test on 15 and on 18, check-headers on 17 and 19, and
-# test-citus when Citus's source is there.
+# What CI runs: make test on 15, 18 and 17, check-headers on 19, and
+# test-citus when Citus's source is there (test/all_majors.sh).
 test-all:
 	bash test/all_majors.sh
 # make test-citus: the TAP tests of test/citus against a Citus coordinator
@@ -129,7 +129,7 @@ bench-attach:
 # make bench-citus: one partition's cost on Citus against the shard count.
 bench-citus:
 	bash test/citus.sh bench
-# make check-headers PG=17: every file compiled with -Werror against that
+# make check-headers PG=19: every file compiled with -Werror against that
 # major's headers (Debian's server-dev package, unpacked, never installed).
 check-headers:
 	bash test/check_headers.sh $(PG)

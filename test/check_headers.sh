@@ -3,9 +3,10 @@
 # -Werror against the server headers of major N, from Debian's
 # postgresql-server-dev-N package, unpacked into the cache and never
 # installed: -fsyntax-only, one file per core at a time (what needs code
-# generation to be judged, -O2's flow warnings, the builds of 15 and 18
-# judge, on the same sources). No server of 17 or 19 can be built here, so
-# this is what says partheal builds on them. Ends on one line:
+# generation to be judged, -O2's flow warnings, the builds of 15, 17 and
+# 18 judge, on the same sources). No server of 19 can be had here, so this
+# is what says partheal builds on it (and on 17, when upstream's binaries
+# cannot be downloaded). Ends on one line:
 #   partheal PostgreSQL N headers (VERSION): K of M files compile
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/majors.sh"

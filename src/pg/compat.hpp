@@ -1,6 +1,6 @@
 // Every difference between the PostgreSQL majors partheal builds against,
-// and the only file that tests PG_VERSION_NUM. 15 and 18 are built and
-// tested; 17 and 19 are compiled against their headers; 16 is written in
+// and the only file that tests PG_VERSION_NUM. 15, 17 and 18 are built and
+// tested; 19 is compiled against its headers; 16 is written in
 // where it costs nothing (it sits between 15 and 17 on every point below)
 // but never built here.
 #pragma once
