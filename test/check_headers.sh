@@ -48,7 +48,18 @@ for f in "${files[@]}"; do
 done
 ok=$(( ${#files[@]} - bad ))
 timing "compile"
+# Why this major is compiled only: its source package asked for again (a
+# server of it is built from there, as 18's is, once it downloads).
+why=
+if [ "$major" != 18 ]; then
+  if why=$( (majors_source_tarball "$major" >/dev/null) 2>&1 ); then
+    why="; its source package downloads now, so a server of it can be built"
+  else
+    why="; not run: $(tail -1 <<<"$why")"
+  fi
+  timing "its source package, asked for"
+fi
 quiet_lock u
 timing_table
-echo "partheal PostgreSQL $major headers ($version): $ok of $((ok + bad)) files compile"
+echo "partheal PostgreSQL $major headers ($version): $ok of $((ok + bad)) files compile$why"
 [ "$bad" -eq 0 ]
