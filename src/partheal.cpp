@@ -15,6 +15,7 @@
 #include "manage/drop_extension.hpp"
 #include "manage/manage.hpp"
 #include "errors.hpp"
+#include "gate/gate.hpp"
 #include "pg/boundary.hpp"
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
@@ -50,6 +51,7 @@ int attach_lock_attempts = 5;
 bool drain_default = true;
 int drain_snapshot_wait_ms = 60000;
 bool retention = true;
+bool heal_inserts = true;
 
 int attach_lock_budget_ms() {
   return std::max(1, std::min(attach_lock_timeout_ms, DeadlockTimeout / 2));
@@ -166,6 +168,12 @@ void define_gucs() {
                           "The most partitions the worker keeps ahead of a table's position.",
                           nullptr, &partheal::settings::max_ahead_partitions, 16, 1, 10000,
                           PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable("partheal.heal_inserts",
+                           "Whether a plain INSERT into a managed table heals a missing "
+                           "partition in the same statement; off leaves the row to "
+                           "PostgreSQL's own \"no partition of relation\" error.",
+                           nullptr, &partheal::settings::heal_inserts, true, PGC_USERSET, 0,
+                           nullptr, nullptr, nullptr);
   // Only after every variable exists: reserving the prefix throws away the
   // values of any partheal.* setting not defined yet.
   if (process_shared_preload_libraries_in_progress) define_postmaster_gucs();
@@ -200,6 +208,8 @@ void _PG_init(void) {
   shmem_startup_hook = on_shmem_startup;
   partheal::worker::install_database_ddl_hook();
   partheal::manage::install_drop_extension_hook();
+  // Plain INSERTs heal only where the worker that makes partitions runs.
+  partheal::gate::install();
   // The worker's poll round is create-ahead's catch-up, then the drain of
   // DEFAULT: hooked in here, so that worker/ needs nothing from ahead/ or
   // drain/.

@@ -15,6 +15,7 @@ extern int attach_lock_attempts;    // partheal.attach_lock_attempts
 extern bool drain_default;          // partheal.drain_default
 extern int drain_snapshot_wait_ms;  // partheal.drain_snapshot_wait
 extern bool retention;              // partheal.retention
+extern bool heal_inserts;           // partheal.heal_inserts
 
 // One attach attempt's budget for its lock waits: partheal.attach_lock_timeout,
 // never more than half of this session's deadlock_timeout.

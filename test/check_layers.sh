@@ -8,7 +8,9 @@
 # which includes another; append/ (partheal_append, partheal_reserve) puts
 # the heal loop and the worker's heal requests together, as drain/ (the
 # worker's drain of DEFAULT) puts attach's reconcile and the worker's
-# transactions together; partheal.cpp wires
+# transactions together; gate/ (the insert gate under plain INSERTs) puts
+# the heal loop and append's way of making a partition under the executor;
+# partheal.cpp wires
 # the rest at _PG_init. A header named *_internal.hpp is for its own folder
 # only. errors.hpp and settings.hpp at the top of src/ are plain
 # definitions (SQLSTATEs, GUC values) that every folder may include.
@@ -27,7 +29,8 @@ declare -A may=(
   [append]="pg partitions registry worker heal ahead"
   [drain]="pg partitions registry worker attach"
   [retention]="pg partitions registry worker attach"
-  [.]="pg partitions registry worker heal ahead manage attach append drain retention"
+  [gate]="pg partitions registry worker heal append"
+  [.]="pg partitions registry worker heal ahead manage attach append drain retention gate"
 )
 bad=0
 for f in *.cpp */*.cpp */*.hpp; do

@@ -116,7 +116,8 @@ PARTHEAL_SQL_FUNCTION(partheal_reserve) {
     ids.push_back(n == first_n ? static_cast<int64>(first) : start);
   }
   size_t before = partitions::attached_ranges(parent).size();
-  heal::cover(*table, parent, ids, append::partition_maker(*table, {}));  // all drawn
+  heal::cover(*table, parent, ids, append::partition_maker(*table, {}),  // all drawn
+              heal::HealPath::kReserve);
   partitions::refresh_partitions(parent);
   size_t after = partitions::attached_ranges(parent).size();
   pg::guard([&] { relation_close(parent, NoLock); });

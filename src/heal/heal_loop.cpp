@@ -54,13 +54,17 @@ std::string qualified(const registry::TableShape& shape) {
 // One round: ask the worker for a partition for each missing partition
 // number, then make the new partitions visible to this backend.
 void heal(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& missing,
-          const MakePartition& make) {
+          const MakePartition& make, HealPath path) {
   refuse_self_deadlock(table, parent);
   uint64 now = static_cast<uint64>(GetCurrentTimestamp());
-  registry::with_state(table.shape.relid, [now](registry::TableState& s) {
-    registry::count(s.heals);
+  const bool by_insert = path == HealPath::kInsert;
+  registry::with_state(table.shape.relid, [now, by_insert](registry::TableState& s) {
+    registry::count(by_insert ? s.insert_heals : s.heals);
     pg_atomic_write_u64(&s.last_heal, now);
   });
+  const char* healer = by_insert                    ? "a plain INSERT"
+                       : path == HealPath::kReserve ? "partheal_reserve"
+                                                    : "partheal_append";
   // One request per missing partition number, for the first key that needs it.
   const partitions::KeySpace keys = table.key_space();
   const char* what = keys.is_time() ? "key" : "id";
@@ -85,14 +89,15 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
       made_elsewhere.insert(keys.number_of(id));
     else
       made_now.push_back(made.made);
-    pg::report(
-        LOG, 0,
-        fmt::format("{} heal: no partition of \"{}\" for {} {} ({}s {}); {}", errors::kLogHeal,
-                    qualified(table.shape), what, keys.key_text(id), what, id_list(keys, missing),
-                    made.partition.empty()
-                        ? std::string("another session had created it")
-                        : fmt::format("created \"{}\" {}", made.partition, made.range)),
-        {{}, {}, true});
+    pg::report(LOG, 0,
+               fmt::format("{} heal: no partition of \"{}\" for {} {} ({}s {}); {}; healed for {}",
+                           errors::kLogHeal, qualified(table.shape), what, keys.key_text(id), what,
+                           id_list(keys, missing),
+                           made.partition.empty()
+                               ? std::string("another session had created it")
+                               : fmt::format("created \"{}\" {}", made.partition, made.range),
+                           healer),
+               {{}, {}, true});
   }
   // The worker committed: route again from the catalog as it is now.
   partitions::refresh_partitions(parent);
@@ -152,9 +157,10 @@ Miss routing_miss(const PgError& e, Oid parent) {
   return rel == parent ? Miss::kAtParent : Miss::kNone;
 }
 
-void insert_until_covered(const registry::ManagedTable& table, Relation parent,
-                          const std::vector<int64>& ids, const MakePartition& make,
-                          const std::function<void()>& insert) {
+namespace {
+
+void loop(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
+          const MakePartition& make, const std::function<void()>& insert, HealPath path) {
   const int max_heals = 1 + settings::max_retries;
   int heals = 0;
   int misses = 0;      // routing misses after a heal, bounded like the heals
@@ -170,7 +176,7 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
     if (!missing.empty()) {
       if (heals == max_heals) behind(table, missing, heals);
       ++heals;
-      heal(table, parent, missing, make);
+      heal(table, parent, missing, make, path);
       continue;
     }
     if (!insert) return;  // cover(): nothing to insert
@@ -207,9 +213,17 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
   }
 }
 
+}  // namespace
+
+void insert_until_covered(const registry::ManagedTable& table, Relation parent,
+                          const std::vector<int64>& ids, const MakePartition& make,
+                          const std::function<void()>& insert) {
+  loop(table, parent, ids, make, insert, HealPath::kAppend);
+}
+
 void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
-           const MakePartition& make) {
-  insert_until_covered(table, parent, ids, make, nullptr);
+           const MakePartition& make, HealPath path) {
+  loop(table, parent, ids, make, nullptr, path);
 }
 
 }  // namespace partheal::heal

@@ -25,10 +25,15 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
                           const std::vector<int64>& ids, const MakePartition& make,
                           const std::function<void()>& insert);
 
+// Who a heal is for: partheal_append and partheal_reserve, or a plain
+// INSERT through the insert gate. Counted apart (partheal_stats.heals,
+// insert_heals) and named in the PHL01 line.
+enum class HealPath { kAppend, kReserve, kInsert };
+
 // The same loop with nothing to insert: returns once every id has a
-// partition (partheal_reserve).
+// partition (partheal_reserve, the insert gate).
 void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
-           const MakePartition& make);
+           const MakePartition& make, HealPath path = HealPath::kAppend);
 
 // A 23514 raised by tuple routing at `parent` itself (kAtParent), told apart
 // from CHECK and partition constraint violations by the ErrorData fields,

@@ -124,6 +124,7 @@ void write_config(const std::string& sql, Oid relid, std::optional<registry::Con
         &work);
   });
   registry::registrations_changed();
+  registry::table_registration_changed(relid);
 }
 
 // partheal_manage's arguments after the parent, checked.

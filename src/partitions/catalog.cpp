@@ -179,15 +179,13 @@ std::vector<Partition> attached_partitions(Relation parent) {
 
 namespace {
 
-bool routes_in(const Snapshot& s, int64 id, bool to_default = true) {
-  PartitionBoundInfo bi = s.bounds;
-  if (bi == nullptr) return false;
-  if (to_default && partition_bound_has_default(bi)) return true;
-  // The last bound at or below id; the partition above it, if any, holds id.
+// The last bound at or below id (-1 for none); the partition above it, if
+// any (indexes[found + 1]), holds id.
+int bound_below(PartitionBoundInfo bi, Oid key_type, int64 id) {
   int lo = 0, hi = bi->ndatums - 1, found = -1;
   while (lo <= hi) {
     int mid = lo + (hi - lo) / 2;
-    Bound b = bound_at(bi, mid, s.key_type);
+    Bound b = bound_at(bi, mid, key_type);
     bool at_or_below =
         b.kind == Bound::Kind::kMinValue || (b.kind == Bound::Kind::kValue && b.value <= id);
     if (at_or_below) {
@@ -197,10 +195,32 @@ bool routes_in(const Snapshot& s, int64 id, bool to_default = true) {
       hi = mid - 1;
     }
   }
+  return found;
+}
+
+bool routes_in(const Snapshot& s, int64 id, bool to_default = true) {
+  PartitionBoundInfo bi = s.bounds;
+  if (bi == nullptr) return false;
+  if (to_default && partition_bound_has_default(bi)) return true;
+  int found = bound_below(bi, s.key_type, id);
   return found >= 0 && bi->indexes[found + 1] >= 0;
 }
 
 }  // namespace
+
+DescriptorRoute route_in_descriptor(PartitionDesc desc, Oid key_type, int64 key, bool key_null) {
+  DescriptorRoute route;
+  PartitionBoundInfo bi = desc->nparts > 0 ? desc->boundinfo : nullptr;
+  if (bi == nullptr) return route;
+  int found = key_null ? -1 : bound_below(bi, key_type, key);
+  if (found >= 0 && found + 1 < bi->ndatums && bi->indexes[found + 1] >= 0) {
+    route.to = DescriptorRoute::To::kPartition;
+    route.range = Range{bound_at(bi, found, key_type), bound_at(bi, found + 1, key_type)};
+  } else if (partition_bound_has_default(bi)) {
+    route.to = DescriptorRoute::To::kDefault;
+  }
+  return route;
+}
 
 bool routes(Relation parent, int64 id) {
   return routes_in(read(parent), id);

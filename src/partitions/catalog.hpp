@@ -9,6 +9,7 @@
 #include "pg/postgres.hpp"
 
 extern "C" {
+#include "partitioning/partdefs.h"
 #include "utils/rel.h"
 }
 
@@ -82,6 +83,17 @@ bool routes(Relation parent, int64 id);
 
 // True when a partition other than a DEFAULT one holds this key value.
 bool has_own_partition(Relation parent, int64 id);
+
+// Where a partition descriptor routes a key: the one a statement's tuple
+// routing was built from (the insert gate's), which may be older than the
+// catalog. Plain reads of the descriptor: nothing here can fail.
+struct DescriptorRoute {
+  enum class To { kPartition, kDefault, kNowhere };
+  To to = To::kNowhere;
+  Range range;  // the partition's bounds, for kPartition
+};
+// A NULL key (`key_null`) has no range: only a DEFAULT takes it.
+DescriptorRoute route_in_descriptor(PartitionDesc desc, Oid key_type, int64 key, bool key_null);
 
 // The ids, in their order, that an INSERT would find no partition for; the
 // bounds are read once for all of them.

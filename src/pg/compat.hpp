@@ -23,8 +23,16 @@ extern "C" {
 #include "executor/spi.h"
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
+#include "nodes/extensible.h"
+#include "optimizer/planner.h"
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"  // addRTEPermissionInfo
+#endif
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"  // ExplainProperty*, out of explain.h in 18
+#include "commands/explain_state.h"
+#else
+#include "commands/explain.h"
 #endif
 #if PG_VERSION_NUM >= 190000
 #include "utils/lsyscache.h"  // get_database_name, moved from dbcommands.h in 19
@@ -187,6 +195,29 @@ inline bool has_generated_columns(TupleDesc desc) {
 inline Datum getattr(HeapTuple tuple, int attnum, TupleDesc desc, bool* isnull) {
   return SPI_getbinval(tuple, desc, attnum, isnull);
 }
+
+// The planner hook's parameters, for a hook that passes them on: 19 added
+// the EXPLAIN state of an EXPLAIN being planned.
+#if PG_VERSION_NUM >= 190000
+#define PARTHEAL_PLANNER_PARAMS                                                     \
+  Query *parse, const char *query_string, int cursor_options, ParamListInfo params, \
+      ExplainState *explain_state
+#define PARTHEAL_PLANNER_ARGS parse, query_string, cursor_options, params, explain_state
+#else
+#define PARTHEAL_PLANNER_PARAMS \
+  Query *parse, const char *query_string, int cursor_options, ParamListInfo params
+#define PARTHEAL_PLANNER_ARGS parse, query_string, cursor_options, params
+#endif
+
+// The ExecutorRun hook's parameters: 18 dropped execute_once.
+#if PG_VERSION_NUM >= 180000
+#define PARTHEAL_EXECUTOR_RUN_PARAMS QueryDesc *query, ScanDirection direction, uint64 count
+#define PARTHEAL_EXECUTOR_RUN_ARGS query, direction, count
+#else
+#define PARTHEAL_EXECUTOR_RUN_PARAMS \
+  QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once
+#define PARTHEAL_EXECUTOR_RUN_ARGS query, direction, count, execute_once
+#endif
 
 // PostgreSQL's private layouts partheal mirrors.
 //

@@ -19,6 +19,7 @@ extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
@@ -55,6 +56,17 @@ std::unordered_map<Oid, Entry>& cache() {
   return *entries;
 }
 
+// Partitioned tables the planner asked about that have no registration,
+// true while that answer holds: planning an INSERT into one reads no
+// catalog. A registration sends a relcache invalidation of its table, which
+// marks the answer stale (the callback never frees; the next lookup does).
+std::unordered_map<Oid, bool>& unmanaged() {
+  static auto* answers = new std::unordered_map<Oid, bool>();
+  return *answers;
+}
+bool unmanaged_stale = false;             // every answer: ask again
+constexpr size_t kUnmanagedKept = 10000;  // a session churning tables starts over past this
+
 // Set by the invalidation callback, acted on at the next lookup.
 bool registrations_stale = false;  // every entry: re-read the config table
 bool sweep_due = false;            // some entry may belong to a dropped table
@@ -66,8 +78,11 @@ void on_relcache_invalidation(Datum, Oid relid) noexcept {
   if (relid == InvalidOid || relid == last_config_relid()) {
     registrations_stale = true;
     sweep_due = true;
+    unmanaged_stale = true;
     return;
   }
+  auto answer = unmanaged().find(relid);
+  if (answer != unmanaged().end()) answer->second = false;
   auto& entries = cache();
   auto it = entries.find(relid);
   if (it == entries.end()) return;
@@ -180,6 +195,25 @@ TablePtr cached(Oid relid) {
   return it->second.table;
 }
 
+TablePtr lookup_for_planning(Oid relid) {
+  auto& answers = unmanaged();
+  if (unmanaged_stale || answers.size() > kUnmanagedKept) {
+    answers.clear();
+    unmanaged_stale = false;
+  }
+  if (TablePtr table = cached(relid)) return table;
+  auto it = answers.find(relid);
+  if (it != answers.end() && it->second) return nullptr;
+  // A database without the extension has nothing registered. Not
+  // remembered: CREATE EXTENSION sends no invalidation of the table.
+  if (!guard([] { return OidIsValid(get_extension_oid("partheal", true)); })) return nullptr;
+  Relation parent = pg::open_existing(relid, NoLock);  // the query holds its lock
+  TablePtr table = lookup(parent);
+  guard([&] { relation_close(parent, NoLock); });
+  if (table == nullptr) answers[relid] = true;
+  return table;
+}
+
 TablePtr lookup(Relation parent) {
   sweep();
   Oid relid = RelationGetRelid(parent);
@@ -243,6 +277,10 @@ void registrations_changed() {
   // Sent at commit to every backend: all of them re-read the config table.
   const Oid config = last_config_relid();
   if (config != InvalidOid) guard([&] { CacheInvalidateRelcacheByRelid(config); });
+}
+
+void table_registration_changed(Oid relid) {
+  guard([&] { CacheInvalidateRelcacheByRelid(relid); });
 }
 
 void as_extension_owner(void (*f)(void*), void* ctx) {

@@ -91,6 +91,17 @@ struct Opened {
 };
 Opened open_for_insert(Oid relid);
 
+// For the planner: the registration of relid, a partitioned table the query
+// holds locked, or nullptr, also when the extension is not installed in
+// this database. A table found unregistered is remembered until its next
+// relcache invalidation (a registration sends one, see
+// table_registration_changed), so planning INSERTs into it reads no catalog.
+TablePtr lookup_for_planning(Oid relid);
+
+// Tells every backend, at commit, that relid's registration changed: their
+// plans of INSERTs into it are made again (with or without the insert gate).
+void table_registration_changed(Oid relid);
+
 // The registration of relid if this backend has it cached and current, with
 // no catalog access; nullptr otherwise (then open the table and lookup()).
 TablePtr cached(Oid relid);

@@ -37,11 +37,26 @@ void init_entry(TableState* s) {
   pg_atomic_init_u32(&s->mark_percent, 0);
   pg_atomic_init_u64(&s->key_max, bits_of(PG_INT64_MAX));
   pg_atomic_init_u32(&s->headroom, 0);
-  for (pg_atomic_uint64* c :
-       {&s->appends, &s->rows, &s->heals, &s->exhaustions, &s->ahead_requested, &s->ahead_created,
-        &s->ahead_failed, &s->last_heal, &s->queue_full_said_at, &s->queue_full_dropped,
-        &s->next_from, &s->next_to, &s->next_at, &s->newest_upper, &s->drained_rows,
-        &s->drained_windows, &s->dropped_windows, &s->detached_windows, &s->expired_in_default})
+  for (pg_atomic_uint64* c : {&s->appends,
+                              &s->rows,
+                              &s->heals,
+                              &s->insert_heals,
+                              &s->exhaustions,
+                              &s->ahead_requested,
+                              &s->ahead_created,
+                              &s->ahead_failed,
+                              &s->last_heal,
+                              &s->queue_full_said_at,
+                              &s->queue_full_dropped,
+                              &s->next_from,
+                              &s->next_to,
+                              &s->next_at,
+                              &s->newest_upper,
+                              &s->drained_rows,
+                              &s->drained_windows,
+                              &s->dropped_windows,
+                              &s->detached_windows,
+                              &s->expired_in_default})
     pg_atomic_init_u64(c, 0);
   pg_atomic_init_u32(&s->next_reason, static_cast<uint32>(NextReason::kNotPolled));
   pg_atomic_init_u32(&s->newest_upper_kind, 0);

@@ -32,7 +32,8 @@ struct TableState {
   pg_atomic_uint32 mark_percent;
   pg_atomic_uint64 appends;
   pg_atomic_uint64 rows;
-  pg_atomic_uint64 heals;
+  pg_atomic_uint64 heals;         // by partheal_append and partheal_reserve
+  pg_atomic_uint64 insert_heals;  // by plain INSERTs, through the insert gate
   pg_atomic_uint64 exhaustions;
   pg_atomic_uint64 ahead_requested;
   pg_atomic_uint64 ahead_created;

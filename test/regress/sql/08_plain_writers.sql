@@ -229,18 +229,25 @@ SELECT watermark FROM partheal_stats WHERE parent = 'stepchg'::regclass;
 SELECT partheal_unmanage('stepchg');
 DROP TABLE stepchg;
 -- The README: headroom is no guarantee. With create-ahead off and one
--- partition of 10, a 25-row INSERT ... SELECT runs past it and fails as it
--- would without partheal, nothing of it in; partheal_reserve for its rows
--- first makes every partition they need, and the same statement lands.
+-- partition of 10, a 25-row INSERT ... SELECT runs past it. Without the
+-- insert gate (partheal.heal_inserts off) it fails as it would without
+-- partheal, nothing of it in; partheal_reserve for its rows first makes
+-- every partition they need, and the same statement lands. With the gate
+-- (the default) the statement heals its own partitions and lands.
 CREATE TABLE burst25 (id bigserial, v int) PARTITION BY RANGE (id);
 CREATE TABLE burst25_p0 PARTITION OF burst25 FOR VALUES FROM (0) TO (10);
 SELECT partheal_manage('burst25', 10, NULL, premake => 1);
 SELECT partition, bound FROM parts WHERE parent = 'burst25'::regclass;
+SET partheal.heal_inserts = off;
 INSERT INTO burst25 (v) SELECT g FROM generate_series(1, 25) g;
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) FROM burst25;
 SELECT partheal_reserve('burst25', 25) AS created;
 INSERT INTO burst25 (v) SELECT g FROM generate_series(1, 25) g;
 SELECT count(*) FROM burst25;
+RESET partheal.heal_inserts;
+INSERT INTO burst25 (v) SELECT g FROM generate_series(1, 25) g;
+SELECT count(*) FROM burst25;
+SELECT insert_heals FROM partheal_stats WHERE parent = 'burst25'::regclass;
 SELECT partheal_unmanage('burst25');
 DROP TABLE burst25;

@@ -1,0 +1,115 @@
+// The gate's planner side: after the standard planner, every INSERT into a
+// managed table gets the gate between it and the plan of its rows.
+//
+// This file holds no C++ object across a PostgreSQL call: the planner hook
+// and everything it calls may be left by PostgreSQL's longjmp. The one C++
+// question, whether a table is managed, is asked through is_managed().
+#include "gate/gate.hpp"
+#include "gate/gate_internal.hpp"
+#include "pg/compat.hpp"
+
+extern "C" {
+#include "catalog/pg_class.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
+#include "parser/parsetree.h"
+}
+
+namespace partheal::gate {
+
+namespace {
+
+planner_hook_type previous_planner = nullptr;
+
+}  // namespace
+
+const CustomScanMethods kPlanMethods = {"PartHealGate", create_gate_state};
+
+namespace {
+
+// The gate passes its source's rows up as they are: its output is the
+// source's, column for column. A constant stays a constant (ModifyTable
+// checks that a dropped column gets a NULL one); any other column refers to
+// the source's output (INDEX_VAR into custom_scan_tlist), which names it as
+// the target table's column, so that EXPLAIN VERBOSE shows "q.id".
+Plan* make_gate(Plan* source, Index target_rti, int plan_node_id) {
+  CustomScan* gate = makeNode(CustomScan);
+  gate->methods = &kPlanMethods;
+  gate->custom_plans = list_make1(source);
+  gate->scan.scanrelid = 0;
+  Plan* plan = &gate->scan.plan;
+  plan->startup_cost = source->startup_cost;
+  plan->total_cost = source->total_cost;
+  plan->plan_rows = source->plan_rows;
+  plan->plan_width = source->plan_width;
+  plan->parallel_aware = false;
+  plan->parallel_safe = false;
+  // Plan node ids only identify nodes below a Gather to parallel workers;
+  // an INSERT's ModifyTable and the gate under it are never there.
+  plan->plan_node_id = plan_node_id;
+  List* output = NIL;
+  List* source_columns = NIL;
+  for (int i = 0; i < list_length(source->targetlist); ++i) {
+    auto* tle = static_cast<TargetEntry*>(list_nth(source->targetlist, i));
+    Expr* mine = nullptr;
+    Expr* named = nullptr;
+    if (IsA(tle->expr, Const)) {
+      mine = static_cast<Expr*>(copyObjectImpl(tle->expr));
+      named = static_cast<Expr*>(copyObjectImpl(tle->expr));
+    } else {
+      Node* e = reinterpret_cast<Node*>(tle->expr);
+      mine = reinterpret_cast<Expr*>(
+          makeVar(INDEX_VAR, tle->resno, exprType(e), exprTypmod(e), exprCollation(e), 0));
+      named = reinterpret_cast<Expr*>(
+          makeVar(target_rti, tle->resno, exprType(e), exprTypmod(e), exprCollation(e), 0));
+    }
+    output = lappend(output, makeTargetEntry(mine, tle->resno, tle->resname, tle->resjunk));
+    source_columns =
+        lappend(source_columns, makeTargetEntry(named, tle->resno, tle->resname, tle->resjunk));
+  }
+  plan->targetlist = output;
+  gate->custom_scan_tlist = source_columns;
+  return plan;
+}
+
+// An INSERT's ModifyTable into a managed partitioned table gets the gate.
+// ModifyTable sits at the top of its query level: the statement's own plan
+// and each data-modifying CTE's.
+void gate_insert(PlannedStmt* stmt, Plan* plan) {
+  if (plan == nullptr || !IsA(plan, ModifyTable)) return;
+  auto* modify = reinterpret_cast<ModifyTable*>(plan);
+  if (modify->operation != CMD_INSERT || list_length(modify->resultRelations) != 1) return;
+  Plan* source = outerPlan(plan);
+  if (source == nullptr) return;
+  if (IsA(source, CustomScan) && reinterpret_cast<CustomScan*>(source)->methods == &kPlanMethods)
+    return;
+  Index rti = static_cast<Index>(linitial_int(modify->resultRelations));
+  RangeTblEntry* rte = rt_fetch(rti, stmt->rtable);
+  if (rte->relkind != RELKIND_PARTITIONED_TABLE || !is_managed(rte->relid)) return;
+  outerPlan(plan) = make_gate(source, rti, plan->plan_node_id);
+}
+
+PlannedStmt* plan_with_gate(PARTHEAL_PLANNER_PARAMS) {
+  PlannedStmt* stmt = previous_planner != nullptr ? previous_planner(PARTHEAL_PLANNER_ARGS)
+                                                  : standard_planner(PARTHEAL_PLANNER_ARGS);
+  // The gate is planned whatever partheal.heal_inserts says: the setting is
+  // read when a row misses, so a plan cached under one value obeys another.
+  if (stmt->commandType == CMD_INSERT || stmt->hasModifyingCTE) {
+    gate_insert(stmt, stmt->planTree);
+    for (int i = 0; i < list_length(stmt->subplans); ++i)
+      gate_insert(stmt, static_cast<Plan*>(list_nth(stmt->subplans, i)));
+  }
+  return stmt;
+}
+
+}  // namespace
+
+void install() {
+  RegisterCustomScanMethods(&kPlanMethods);
+  previous_planner = planner_hook;
+  planner_hook = plan_with_gate;
+  install_executor_side();
+}
+
+}  // namespace partheal::gate
