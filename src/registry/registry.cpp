@@ -64,7 +64,9 @@ std::unordered_map<Oid, bool>& unmanaged() {
   static auto* answers = new std::unordered_map<Oid, bool>();
   return *answers;
 }
-bool unmanaged_stale = false;             // every answer: ask again
+bool unmanaged_stale = false;  // every answer: ask again
+// Answers marked stale since the last sweep (a dropped table's among them).
+size_t unmanaged_marked = 0;
 constexpr size_t kUnmanagedKept = 10000;  // a session churning tables starts over past this
 
 // Set by the invalidation callback, acted on at the next lookup.
@@ -82,7 +84,10 @@ void on_relcache_invalidation(Datum, Oid relid) noexcept {
     return;
   }
   auto answer = unmanaged().find(relid);
-  if (answer != unmanaged().end()) answer->second = false;
+  if (answer != unmanaged().end() && answer->second) {
+    answer->second = false;
+    ++unmanaged_marked;
+  }
   auto& entries = cache();
   auto it = entries.find(relid);
   if (it == entries.end()) return;
@@ -200,6 +205,13 @@ TablePtr lookup_for_planning(Oid relid) {
   if (unmanaged_stale || answers.size() > kUnmanagedKept) {
     answers.clear();
     unmanaged_stale = false;
+    unmanaged_marked = 0;
+  } else if (unmanaged_marked > 64) {
+    // A DROP TABLE marks its answer too: swept here, so a session that
+    // churns through tables keeps no answer for the ones it dropped.
+    for (auto it = answers.begin(); it != answers.end();)
+      it = it->second ? std::next(it) : answers.erase(it);
+    unmanaged_marked = 0;
   }
   if (TablePtr table = cached(relid)) return table;
   auto it = answers.find(relid);
