@@ -39,11 +39,12 @@ SQL
 echo "partitions before:"
 psql_c -c 'TABLE partitions'
 
-say "a plain INSERT draws id 20, finds no partition for it, and fails:"
-psql_c -c "INSERT INTO message_log (topic) VALUES ('plain')" 2>&1 || true
-echo "Like every failed INSERT, it used up its id: the next id is 21."
+say "a plain INSERT draws id 20 and finds no partition for it; partheal's insert gate has the worker make [20, 30) in the same statement, and the row lands there:"
+psql_c -c "INSERT INTO message_log (topic) VALUES ('plain') RETURNING id, tableoid::regclass AS partition"
+echo "The application changed nothing. Without the gate (SET partheal.heal_inserts = off) the"
+echo "INSERT would fail with PostgreSQL's own error, no partition of relation \"message_log\"."
 
-say "partheal_append heals instead: a single row, a batch of 15 straddling two partitions, a transaction"
+say "partheal_append heals the same way, for JSON writers and batches: a single row, a batch of 15 straddling two partitions, a transaction"
 echo "Each call draws its ids, sees which have no partition, has the worker create those, and inserts."
 psql_c -c "SELECT partheal_append('message_log', '{\"topic\": \"single\", \"body\": {\"n\": 1}}') AS id"
 psql_c -c "SELECT array_agg(id) AS batch_ids FROM partheal_append('message_log',
@@ -51,15 +52,15 @@ psql_c -c "SELECT array_agg(id) AS batch_ids FROM partheal_append('message_log',
                 FROM generate_series(1, 15) g)) AS id"
 psql_c -c "BEGIN" -c "SELECT partheal_append('message_log', '{\"topic\": \"tx\"}') AS id" \
        -c "SELECT partheal_append('message_log', '[{\"topic\": \"tx\"}, {\"topic\": \"tx\"}]') AS id" -c "COMMIT"
-echo "partitions after (id 20 is in no row: the plain INSERT used it up):"
+echo "partitions after:"
 psql_c -c 'TABLE partitions'
-echo "heals counts the calls that found a partition missing and had the worker create it:"
-echo "the single row (id 21 needed [20, 30)) and the batch (ids 22 to 36: 30 to 36 needed [30, 40))."
-echo "The transaction's rows fit partitions that existed by then: no heal."
-psql_c -c "SELECT appends, rows_appended, heals, exhaustions FROM partheal_stats
+echo "insert_heals counts the plain INSERTs whose partition the gate had made (id 20 needed [20, 30));"
+echo "heals the partheal_append calls that had one made: the batch (ids 22 to 36: 30 to 36 needed [30, 40))."
+echo "The single row and the transaction's rows fit partitions that existed by then: no heal."
+psql_c -c "SELECT appends, rows_appended, heals, insert_heals, exhaustions FROM partheal_stats
             WHERE parent = 'message_log'::regclass"
 say "what partheal wrote to the server log"
-echo "PHL01: an append that healed (the ids without a partition, what the worker did);"
+echo "PHL01: a heal (the ids without a partition, what the worker did, and whose statement healed);"
 echo "PHL02: the worker created a partition."
 grep -E 'PHL0[12]' "$work/server.log" | sed 's/^[^]]*] //'
 

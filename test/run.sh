@@ -240,9 +240,9 @@ say "demo: make demo explains itself and leaves nothing behind"
 if demo_out=$(bash "$PARTHEAL_ROOT/test/demo.sh" 2>&1); then
   demo_dir=$(sed -n 's/^The throwaway cluster is stopped now, and its folder (\(.*\)) removed:$/\1/p' <<<"$demo_out")
   demo_ok=1
-  for want in 'someone made one' 'it used up its id: the next id is 21' \
-              'heals counts the calls that found a partition missing' ' 4 |            19 |     2 |' \
-              'PHL01: an append that healed' 'next_reason     | when ids reach 180, the create-ahead mark' \
+  for want in 'someone made one' ' 20 | message_log_p20' 'healed for a plain INSERT' \
+              'insert_heals counts the plain INSERTs' ' 4 |            19 |     1 |            1 |' \
+              'PHL01: a heal' 'next_reason     | when ids reach 180, the create-ahead mark' \
               'To try partheal on a server of your own' 'partheal_manage made [0, 100) to [400, 500)' \
               "events_p500 | FOR VALUES FROM ('500') TO ('600')"; do
     grep -qF -- "$want" <<<"$demo_out" || { demo_ok=0; echo "missing from the demo's output: $want"; }

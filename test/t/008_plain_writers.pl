@@ -31,8 +31,9 @@ my $partitions = sub {
 };
 
 # A burst that outran creation: the sequence stands far past the last
-# partition, so every plain INSERT fails. The worker's next poll creates the
-# position's own partition and the one after its mark, and INSERTs land again.
+# partition, so every plain INSERT without the insert gate (heal_inserts
+# off, as before 0.12) fails. The worker's next poll creates the position's
+# own partition and the one after its mark, and INSERTs land again.
 $sql->(q{
   CREATE TABLE burst (id bigserial, v text) PARTITION BY RANGE (id);
   CREATE TABLE burst_p0 PARTITION OF burst FOR VALUES FROM (0) TO (1000);
@@ -40,13 +41,13 @@ $sql->(q{
   INSERT INTO burst (v) VALUES ('first');
 });
 my ($ret, $out, $err) = $node->psql('postgres',
-  q{SELECT setval('burst_id_seq', 5000); INSERT INTO burst (v) VALUES ('x')});
+  q{SET partheal.heal_inserts = off; SELECT setval('burst_id_seq', 5000); INSERT INTO burst (v) VALUES ('x')});
 like($err, qr/no partition of relation "burst" found for row/,
   'after the burst the next plain INSERT finds no partition');
 my $started = time;
 my $recovered = 0;
 for (1 .. 200) {
-  ($ret, $out, $err) = $node->psql('postgres', q{INSERT INTO burst (v) VALUES ('x')});
+  ($ret, $out, $err) = $node->psql('postgres', q{SET partheal.heal_inserts = off; INSERT INTO burst (v) VALUES ('x')});
   if ($ret == 0) { $recovered = 1; last; }
   Time::HiRes::sleep(0.05);
 }
@@ -558,6 +559,32 @@ is($v10->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $c
 is($v10->($members), $fresh_members, 'with the objects of a fresh install');
 is($v10->($shapes), $fresh_shapes, 'and their definitions');
 ok(PartHeal::rounds_pass($node, 2, 'v10'), 'and partheal_workers().rounds counts its worker\'s poll rounds');
+
+# A 0.11 database with managed tables: the insert gate is the library's, so
+# its plain INSERTs heal before the update; the update adds
+# partheal_stats.insert_heals, which counts the heals made before it.
+$node->safe_psql('postgres', 'CREATE DATABASE v11');
+my $v11 = sub { $node->safe_psql('v11', shift) };
+$v11->(q{
+  CREATE EXTENSION partheal VERSION '0.11';
+  CREATE TABLE i11 (id bigserial, v text) PARTITION BY RANGE (id);
+  SELECT partheal_manage('i11', 10, NULL, premake => 0);
+  CREATE TABLE t11 (at timestamptz NOT NULL, v text) PARTITION BY RANGE (at);
+  SELECT partheal_manage('t11', interval '1 day', premake => 0);
+});
+is($v11->(q{INSERT INTO i11 (id, v) VALUES (15, 'x'), (25, 'y') RETURNING tableoid::regclass}),
+  "i11_p10\ni11_p20", 'a 0.11 database\'s plain INSERT heals under this library');
+is($v11->(q{INSERT INTO t11 VALUES ('2020-02-02 10:00+00', 'x') RETURNING tableoid::regclass}),
+  't11_p20200202', 'a time-keyed one too');
+$v11->('ALTER EXTENSION partheal UPDATE');
+is($v11->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.11 database updates to the current version');
+is($v11->($members), $fresh_members, 'with the objects of a fresh install');
+is($v11->($shapes), $fresh_shapes, 'and their definitions');
+is($v11->(q{SELECT string_agg(parent::text || '=' || insert_heals, ',' ORDER BY parent::text) FROM partheal_stats}),
+  'i11=2,t11=1', 'and partheal_stats.insert_heals counts the heals of the INSERTs made before it');
+is($v11->(q{INSERT INTO i11 (id, v) VALUES (35, 'z') RETURNING tableoid::regclass}), 'i11_p30',
+  'and plain INSERTs heal after it');
 
 $node->stop;
 done_testing();

@@ -1,7 +1,8 @@
 # The README's quick start, run as it is written: every SQL block under
 # "## Quick start", in order, on a fresh cluster, and each output it shows
 # in "-- " comment lines compared with what psql prints. Then what its prose
-# promises: the plain INSERT's error, the PHL01 and PHL02 lines, and the
+# promises: the plain INSERT's error with the gate off, EXPLAIN's line, the
+# PHL01 and PHL02 lines, and the
 # partitions create-ahead makes once it is turned on.
 use strict;
 use warnings;
@@ -34,13 +35,16 @@ for my $block (@blocks) {
 cmp_ok(scalar @steps, '>=', 8, 'its statements were found');
 my $plain_insert_checked = 0;
 for my $step (@steps) {
-  # Before the first append: the README says a plain INSERT fails now
-  # (with an id of its own: a drawn one would be used up).
-  if (!$plain_insert_checked && $step->{sql} =~ /partheal_append/) {
+  # Before the first plain INSERT: the README says that with
+  # partheal.heal_inserts off it fails as without partheal (with an id of
+  # its own: a drawn one would be used up), and EXPLAIN shows the gate.
+  if (!$plain_insert_checked && $step->{sql} =~ /^INSERT INTO message_log/) {
     my ($rc, $out, $err) = $node->psql('postgres',
-      q{INSERT INTO message_log (id, topic) VALUES (100, 'plain')});
+      q{SET partheal.heal_inserts = off; INSERT INTO message_log (id, topic) VALUES (100, 'plain')});
     like($err, qr/no partition of relation "message_log" found for row/,
-      'a plain INSERT past the last partition fails as the README says');
+      'with partheal.heal_inserts off, a plain INSERT past the last partition fails as the README says');
+    like($node->safe_psql('postgres', q{EXPLAIN (COSTS OFF) INSERT INTO message_log (topic) VALUES ('x')}),
+      qr/^Insert on message_log\n  ->  Custom Scan \(PartHealGate\)\n/, 'EXPLAIN shows the gate under the INSERT');
     $plain_insert_checked = 1;
   }
   my $got = $node->safe_psql('postgres', $step->{sql},
@@ -54,8 +58,9 @@ for my $step (@steps) {
 }
 
 my $log = slurp_file($node->logfile);
-like($log, qr/PHL01 heal: no partition of "public\.message_log" for id 100/,
-  'the server log has the PHL01 line of the append that healed');
+ok($plain_insert_checked, 'the quick start has a plain INSERT');
+like($log, qr/PHL01 heal: no partition of "public\.message_log" for id 100 .*; healed for a plain INSERT/,
+  'the server log has the PHL01 line of the INSERT that healed');
 like($log, qr/PHL02 created partition "public\.message_log_p100" FROM \(100\) TO \(200\)/,
   'and the PHL02 line of the partition the worker created');
 
