@@ -9,6 +9,7 @@
 #include "pg/compat.hpp"
 
 extern "C" {
+#include "access/relation.h"
 #include "catalog/pg_class.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -29,11 +30,13 @@ const CustomScanMethods kPlanMethods = {"PartHealGate", create_gate_state};
 namespace {
 
 // The gate passes its source's rows up as they are: its output is the
-// source's, column for column. A constant stays a constant (ModifyTable
-// checks that a dropped column gets a NULL one); any other column refers to
-// the source's output (INDEX_VAR into custom_scan_tlist), which names it as
-// the target table's column, so that EXPLAIN VERBOSE shows "q.id".
-Plan* make_gate(Plan* source, Index target_rti, int plan_node_id) {
+// source's, column for column. Each column refers to the source's output
+// (INDEX_VAR into custom_scan_tlist, which names it as the target table's
+// column, so that EXPLAIN VERBOSE shows "q.id"); so the output matches the
+// scan tuple and the executor builds no projection for the node. Only a
+// dropped column keeps its NULL constant: ModifyTable checks that it gets
+// one (ExecCheckPlanOutput).
+Plan* make_gate(Plan* source, Index target_rti, Relation target, int plan_node_id) {
   CustomScan* gate = makeNode(CustomScan);
   gate->methods = &kPlanMethods;
   gate->custom_plans = list_make1(source);
@@ -54,7 +57,9 @@ Plan* make_gate(Plan* source, Index target_rti, int plan_node_id) {
     auto* tle = static_cast<TargetEntry*>(list_nth(source->targetlist, i));
     Expr* mine = nullptr;
     Expr* named = nullptr;
-    if (IsA(tle->expr, Const)) {
+    const bool dropped = tle->resno >= 1 && tle->resno <= RelationGetDescr(target)->natts &&
+                         TupleDescAttr(RelationGetDescr(target), tle->resno - 1)->attisdropped;
+    if (dropped && IsA(tle->expr, Const)) {
       mine = static_cast<Expr*>(copyObjectImpl(tle->expr));
       named = static_cast<Expr*>(copyObjectImpl(tle->expr));
     } else {
@@ -87,7 +92,9 @@ void gate_insert(PlannedStmt* stmt, Plan* plan) {
   Index rti = static_cast<Index>(linitial_int(modify->resultRelations));
   RangeTblEntry* rte = rt_fetch(rti, stmt->rtable);
   if (rte->relkind != RELKIND_PARTITIONED_TABLE || !is_managed(rte->relid)) return;
-  outerPlan(plan) = make_gate(source, rti, plan->plan_node_id);
+  Relation target = relation_open(rte->relid, NoLock);  // the query holds its lock
+  outerPlan(plan) = make_gate(source, rti, target, plan->plan_node_id);
+  relation_close(target, NoLock);
 }
 
 PlannedStmt* plan_with_gate(PARTHEAL_PLANNER_PARAMS) {

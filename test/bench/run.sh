@@ -234,6 +234,52 @@ for r in $(seq "$rounds"); do
 done
 prep_nv=$(median "${nv_runs[@]}"); prep_ph=$(median "${ph_runs[@]}")
 
+say "the insert gate: plain INSERTs into a managed table against an identical table partheal does not manage"
+# The same shape for both, one partition that holds every id the rounds
+# draw: what the gate costs a row whose partition exists. Then a 20,000-row
+# INSERT ... SELECT (both tables emptied between rounds), and the latency of
+# a statement that heals: a plain INSERT against partheal_append, each
+# drawing an id 10 past the last (INCREMENT 10, partitions of 10 ids,
+# create-ahead off), so that every statement needs a new partition.
+psql_b >/dev/null <<'SQL'
+CREATE TABLE gate_m (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE gate_m_p0 PARTITION OF gate_m FOR VALUES FROM (0) TO (1000000000);
+SELECT partheal_manage('gate_m', 1000000000, NULL, premake => 0);
+CREATE TABLE gate_u (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE gate_u_p0 PARTITION OF gate_u FOR VALUES FROM (0) TO (1000000000);
+CREATE TABLE heal_ins (id bigserial, body text) PARTITION BY RANGE (id);
+ALTER SEQUENCE heal_ins_id_seq INCREMENT 10;
+SELECT partheal_manage('heal_ins', 10, NULL, premake => 0);
+CREATE TABLE heal_app (id bigserial, body text) PARTITION BY RANGE (id);
+ALTER SEQUENCE heal_app_id_seq INCREMENT 10;
+SELECT partheal_manage('heal_app', 10, NULL, premake => 0);
+SQL
+echo "INSERT INTO gate_m (body) VALUES ('x') RETURNING id;" > "$work/gate_m.sql"
+echo "INSERT INTO gate_u (body) VALUES ('x') RETURNING id;" > "$work/gate_u.sql"
+echo "INSERT INTO gate_m (body) SELECT 'x' FROM generate_series(1, 20000);" > "$work/gate_m20k.sql"
+echo "INSERT INTO gate_u (body) SELECT 'x' FROM generate_series(1, 20000);" > "$work/gate_u20k.sql"
+echo "INSERT INTO heal_ins (body) VALUES ('x');" > "$work/heal_ins.sql"
+echo "SELECT partheal_append('heal_app', '{\"body\": \"x\"}');" > "$work/heal_app.sql"
+chown postgres "$work"/gate_*.sql "$work"/heal_*.sql
+gm_runs=(); gu_runs=(); gm20_runs=(); gu20_runs=()
+for r in $(seq "$rounds"); do
+  gu_runs+=("$(tps_prepared "$work/gate_u.sql")")
+  gm_runs+=("$(tps_prepared "$work/gate_m.sql")")
+  psql_b -c "TRUNCATE gate_m, gate_u" >/dev/null
+  gu20_runs+=("$(pgbench_c -n -M prepared -c 1 -t 20 -f "$work/gate_u20k.sql" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')")
+  gm20_runs+=("$(pgbench_c -n -M prepared -c 1 -t 20 -f "$work/gate_m20k.sql" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')")
+  psql_b -c "TRUNCATE gate_m, gate_u" >/dev/null
+  echo "round $r: single row $(( ${gm_runs[-1]} )) / $(( ${gu_runs[-1]} )) tps," \
+       "20,000 rows ${gm20_runs[-1]} / ${gu20_runs[-1]} statements a second (managed / not)"
+done
+gate_m=$(median "${gm_runs[@]}"); gate_u=$(median "${gu_runs[@]}")
+gate_m20=$(median "${gm20_runs[@]}"); gate_u20=$(median "${gu20_runs[@]}")
+heal_latency() { pgbench_c -n -M prepared -c 1 -t 200 -f "$1" | sed -n 's/^latency average = \([0-9.]*\) ms.*/\1/p'; }
+heal_ins_ms=$(heal_latency "$work/heal_ins.sql"); heal_app_ms=$(heal_latency "$work/heal_app.sql")
+heal_ins_made=$(psql_b -c "SELECT count(*) FROM pg_inherits WHERE inhparent = 'heal_ins'::regclass")
+heal_app_made=$(psql_b -c "SELECT count(*) FROM pg_inherits WHERE inhparent = 'heal_app'::regclass")
+echo "healing statements: plain INSERT $heal_ins_ms ms ($heal_ins_made partitions), partheal_append $heal_app_ms ms ($heal_app_made partitions)"
+
 say "time keys: single-row partheal_append against plain INSERT, prepared, daily windows that exist"
 # The same shape for both: now()'s UTC day and the 4 after it. partheal's
 # are made by partheal_manage (premake 4); plain PostgreSQL's by hand.
@@ -350,6 +396,9 @@ CREATE TABLE nv_t_p0 PARTITION OF nv_t FOR VALUES FROM (0) TO (100000000);
 SELECT partheal_manage('nv_t', 100000000, 80, true);
 CREATE TABLE time_ph (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
 SELECT partheal_manage('time_ph', interval '1 day');
+CREATE TABLE gate_m (id bigserial, body text) PARTITION BY RANGE (id);
+CREATE TABLE gate_m_p0 PARTITION OF gate_m FOR VALUES FROM (0) TO (100000000);
+SELECT partheal_manage('gate_m', 100000000, NULL, premake => 0);
 CREATE TABLE time_plain (at timestamptz NOT NULL DEFAULT now(), body text) PARTITION BY RANGE (at);
 DO $$ DECLARE d timestamp; BEGIN FOR d IN SELECT generate_series(date_trunc('day', now() AT TIME ZONE 'UTC'), date_trunc('day', now() AT TIME ZONE 'UTC') + interval '4 days', interval '1 day') LOOP EXECUTE format('CREATE TABLE time_plain_p%s PARTITION OF time_plain FOR VALUES FROM (%L) TO (%L)', to_char(d, 'YYYYMMDD'), d AT TIME ZONE 'UTC', (d + interval '1 day') AT TIME ZONE 'UTC'); END LOOP; END $$;
 SQL
@@ -372,7 +421,17 @@ for n in 1 2001; do
     for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/tapp$n.sql"
   { echo "PREPARE p AS INSERT INTO time_plain (body) VALUES ('x');"
     for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/tins$n.sql"
+  # The insert gate: the same prepared INSERT ... RETURNING id into a
+  # managed table whose partition exists, against plain_t.
+  { echo "PREPARE p AS INSERT INTO gate_m (body) VALUES ('x') RETURNING id;"
+    for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/gm$n.sql"
+  { echo "PREPARE p AS INSERT INTO plain_t (body) VALUES ('x') RETURNING id;"
+    for i in $(seq "$n"); do echo "EXECUTE p;"; done; } > "$cg/gu$n.sql"
 done
+# And one 20,000-row INSERT ... SELECT into each (a whole run: the
+# statement's one-time costs are part of it).
+echo "INSERT INTO gate_m (body) SELECT 'x' FROM generate_series(1, 20000);" > "$cg/gm20k.sql"
+echo "INSERT INTO plain_t (body) SELECT 'x' FROM generate_series(1, 20000);" > "$cg/gu20k.sql"
 chown postgres "$cg"/*.sql
 per_statement() { local base; base=$(instructions "$cg/${1}1.sql"); echo $(( ($(instructions "$cg/${1}2001.sql") - base) / 2000 )); }
 cg_app=$(per_statement app)
@@ -381,6 +440,10 @@ cg_pins=$(per_statement pins)
 cg_nv=$(per_statement nv)
 cg_tapp=$(per_statement tapp)
 cg_tins=$(per_statement tins)
+cg_gm=$(per_statement gm)
+cg_gu=$(per_statement gu)
+cg_gm20=$(instructions "$cg/gm20k.sql")
+cg_gu20=$(instructions "$cg/gu20k.sql")
 
 say "idle tables: transactions and worker CPU per poll, 10, 100 and 1,000 managed tables, naptime 100ms"
 # Each count in a database of its own, where no session is connected: its
@@ -479,7 +542,7 @@ printf '%-58s %14s %14s %8s\n' "burst, rows landed" "$burst_ph_rows" "$burst_pm_
 for size in 1000 10000; do
   printf '%-58s %14s %14s %8s\n' "cold INSERT burst, size $size, failed: nextval / partman" \
     "${pw_nextval[$size]}" "${pw_partman[$size]}" "-"
-  printf '%-58s %14s %14s %8s\n' "cold INSERT burst, size $size, failed: premake 4 / partman" \
+  printf '%-58s %14s %14s %8s\n' "cold INSERT burst, size $size, failed: gate, premake 4 / partman" \
     "${pw_poll[$size]}" "${pw_partman[$size]}" "-"
 done
 printf '%-58s %14s %14s %8s\n' "recovery: a plain INSERT lands again after a burst" "$recovery_ms ms" "-" "-"
@@ -494,6 +557,16 @@ printf '%-58s %14s %14s %8s\n' "prepared INSERT tps: partheal_nextval / nextval 
   "$(awk "BEGIN{printf \"%.3f\", $prep_ph/$prep_nv}")"
 printf '%-58s %14s %14s %8s\n' "instructions per prepared INSERT: partheal_nextval / nextval" "$cg_nv" "$cg_pins" \
   "$(awk "BEGIN{printf \"%.3f\", $cg_nv/$cg_pins}")"
+printf '%-58s %14s %14s %8s\n' "insert gate: prepared INSERT ... RETURNING id tps (managed / not)" "$gate_m" "$gate_u" \
+  "$(awk "BEGIN{printf \"%.3f\", $gate_m/$gate_u}")"
+printf '%-58s %14s %14s %8s\n' "insert gate: instructions per prepared INSERT (callgrind)" "$cg_gm" "$cg_gu" \
+  "$(awk "BEGIN{printf \"%.3f\", $cg_gu/$cg_gm}")"
+printf '%-58s %14s %14s %8s\n' "insert gate: 20,000-row INSERT ... SELECT, statements/s" "$gate_m20" "$gate_u20" \
+  "$(awk "BEGIN{printf \"%.3f\", $gate_m20/$gate_u20}")"
+printf '%-58s %14s %14s %8s\n' "insert gate: instructions, 20,000-row INSERT ... SELECT" "$cg_gm20" "$cg_gu20" \
+  "$(awk "BEGIN{printf \"%.3f\", $cg_gu20/$cg_gm20}")"
+printf '%-58s %14s %14s %8s\n' "a statement that heals: plain INSERT / partheal_append" "$heal_ins_ms ms" "$heal_app_ms ms" \
+  "$(awk "BEGIN{printf \"%.3f\", $heal_ins_ms/$heal_app_ms}")"
 printf '%-58s %14s %14s %8s\n' "time key: single-row tps, prepared (append / INSERT)" "$time_app" "$time_ins" \
   "$(awk "BEGIN{printf \"%.3f\", $time_app/$time_ins}")"
 printf '%-58s %14s %14s %8s\n' "time key: instructions per prepared statement (callgrind)" "$cg_tapp" "$cg_tins" \
