@@ -17,7 +17,7 @@ extern const CustomScanMethods kPlanMethods;
 Node* create_gate_state(CustomScan* plan);
 
 // Whether relid, a partitioned table an INSERT targets, is managed: the
-// planner's question (registry::lookup_for_planning), entered from C.
+// planner's question (registry::registered_for_planning), entered from C.
 bool is_managed(Oid relid);
 
 // What handling a row whose key the statement's partitions do not cover did.
@@ -34,12 +34,22 @@ enum class Miss {
 // PostgreSQL error.
 Miss on_miss(Relation parent, int64 key, bool key_null, int64 row);
 
-// An error raised while an UPDATE or MERGE ran on `parent`, a partitioned
-// table: if it is tuple routing's miss at a managed parent (a row the
-// UPDATE moves, or MERGE inserts, has no partition), raises partheal's own
-// error for it, which says that only INSERTs heal. Returns otherwise, for
-// the caller to raise the error as it was. Entered from C.
-void refuse_unhealed_route(const ErrorData* error, Oid parent, CmdType operation);
+// The partitioned table an UPDATE or MERGE writes, as tuple routing's
+// errors name it, read before the statement runs (an error handler reads
+// no catalog); `registered` false when partheal does not manage it.
+struct MoveTarget {
+  bool registered;
+  NameData schema;
+  NameData table;
+};
+MoveTarget move_target_of(Oid relid);
+
+// An error raised while that UPDATE or MERGE ran: if it is tuple routing's
+// miss at the target (a row the UPDATE moves, or MERGE inserts, has no
+// partition), raises partheal's own error in its place, which says that
+// only INSERTs heal. Returns otherwise, for the caller to raise the error
+// as it was. Reads no catalog. Entered from C.
+void refuse_unhealed_route(const ErrorData* error, const MoveTarget& target, CmdType operation);
 
 // The executor side: the custom scan's methods and the executor hooks.
 void install_executor_side();

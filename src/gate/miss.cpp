@@ -42,7 +42,10 @@ Miss cover_key(Relation parent, int64 key, bool key_null, int64 row) {
     heal::refuse_far_windows(*table, parent, keys);
   else
     heal::refuse_explicit_ids_out_of_window(*table, parent, keys);
-  heal::cover(*table, parent, keys, append::partition_maker(*table, keys), heal::HealPath::kInsert);
+  // Under partheal_append's own INSERT (a partition lost between its check
+  // and its INSERT), the heal is the append's.
+  heal::cover(*table, parent, keys, append::partition_maker(*table, keys),
+              heal::inside_append_insert() ? heal::HealPath::kAppend : heal::HealPath::kInsert);
   return Miss::kHealed;
 }
 
@@ -56,7 +59,7 @@ Miss on_miss(Relation parent, int64 key, bool key_null, int64 row) {
 
 bool is_managed(Oid relid) {
   bool managed = false;
-  pg::entry([&] { managed = registry::lookup_for_planning(relid) != nullptr; });
+  pg::entry([&] { managed = registry::registered_for_planning(relid); });
   return managed;
 }
 

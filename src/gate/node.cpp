@@ -68,6 +68,10 @@ void begin_gate(CustomScanState* node, EState* estate, int eflags) {
   auto* plan = reinterpret_cast<CustomScan*>(node->ss.ps.plan);
   auto* source = static_cast<Plan*>(linitial(plan->custom_plans));
   node->custom_ps = list_make1(ExecInitNode(source, estate, eflags));
+  // The gate returns its source's own slots, of whatever kind the source
+  // makes, not the virtual slot ExecInitCustomScan declared.
+  node->ss.ps.resultopsset = true;
+  node->ss.ps.resultopsfixed = false;
 }
 
 // The statement sees the catalog as it is now: a new partition directory
@@ -233,8 +237,14 @@ void run_standard(PARTHEAL_EXECUTOR_RUN_PARAMS) {
 }
 
 void run_executor(PARTHEAL_EXECUTOR_RUN_PARAMS) {
-  const Oid target = moving_target(query);
-  if (target == InvalidOid) {
+  const Oid relid = moving_target(query);
+  if (relid == InvalidOid) {
+    run_standard(PARTHEAL_EXECUTOR_RUN_ARGS);
+    return;
+  }
+  // Read before it runs: the error handler below reads no catalog.
+  const MoveTarget target = move_target_of(relid);
+  if (!target.registered) {
     run_standard(PARTHEAL_EXECUTOR_RUN_ARGS);
     return;
   }

@@ -1,9 +1,12 @@
 // The gate's planner side: after the standard planner, every INSERT into a
 // managed table gets the gate between it and the plan of its rows.
 //
-// This file holds no C++ object across a PostgreSQL call: the planner hook
-// and everything it calls may be left by PostgreSQL's longjmp. The one C++
+// This file holds no C++ object with a destructor across a PostgreSQL call:
+// the planner hook and everything it calls may be left by PostgreSQL's
+// longjmp. The one C++
 // question, whether a table is managed, is asked through is_managed().
+#include <algorithm>
+
 #include "gate/gate.hpp"
 #include "gate/gate_internal.hpp"
 #include "pg/compat.hpp"
@@ -34,8 +37,8 @@ namespace {
 // (INDEX_VAR into custom_scan_tlist, which names it as the target table's
 // column, so that EXPLAIN VERBOSE shows "q.id"); so the output matches the
 // scan tuple and the executor builds no projection for the node. Only a
-// dropped column keeps its NULL constant: ModifyTable checks that it gets
-// one (ExecCheckPlanOutput).
+// dropped or a generated column keeps its NULL constant: ModifyTable
+// checks that it gets one (ExecCheckPlanOutput).
 Plan* make_gate(Plan* source, Index target_rti, Relation target, int plan_node_id) {
   CustomScan* gate = makeNode(CustomScan);
   gate->methods = &kPlanMethods;
@@ -46,10 +49,9 @@ Plan* make_gate(Plan* source, Index target_rti, Relation target, int plan_node_i
   plan->total_cost = source->total_cost;
   plan->plan_rows = source->plan_rows;
   plan->plan_width = source->plan_width;
+  pg::compat::copy_disabled_nodes(plan, source);
   plan->parallel_aware = false;
   plan->parallel_safe = false;
-  // Plan node ids only identify nodes below a Gather to parallel workers;
-  // an INSERT's ModifyTable and the gate under it are never there.
   plan->plan_node_id = plan_node_id;
   List* output = NIL;
   List* source_columns = NIL;
@@ -57,9 +59,12 @@ Plan* make_gate(Plan* source, Index target_rti, Relation target, int plan_node_i
     auto* tle = static_cast<TargetEntry*>(list_nth(source->targetlist, i));
     Expr* mine = nullptr;
     Expr* named = nullptr;
-    const bool dropped = tle->resno >= 1 && tle->resno <= RelationGetDescr(target)->natts &&
-                         TupleDescAttr(RelationGetDescr(target), tle->resno - 1)->attisdropped;
-    if (dropped && IsA(tle->expr, Const)) {
+    // ModifyTable wants a NULL constant for a dropped or a generated column.
+    const bool must_be_null =
+        tle->resno >= 1 && tle->resno <= RelationGetDescr(target)->natts &&
+        (TupleDescAttr(RelationGetDescr(target), tle->resno - 1)->attisdropped ||
+         TupleDescAttr(RelationGetDescr(target), tle->resno - 1)->attgenerated != '\0');
+    if (must_be_null && IsA(tle->expr, Const)) {
       mine = static_cast<Expr*>(copyObjectImpl(tle->expr));
       named = static_cast<Expr*>(copyObjectImpl(tle->expr));
     } else {
@@ -78,10 +83,57 @@ Plan* make_gate(Plan* source, Index target_rti, Relation target, int plan_node_i
   return plan;
 }
 
+// The highest plan_node_id under plan: set_plan_references numbers the
+// nodes of the whole statement, subplans included, each once, and a gate
+// takes a number after all of them.
+int highest_node_id(const Plan* plan) {
+  if (plan == nullptr) return -1;
+  int top = plan->plan_node_id;
+  auto visit = [&top](const void* child) {
+    top = std::max(top, highest_node_id(static_cast<const Plan*>(child)));
+  };
+  auto visit_all = [&visit](const List* children) {
+    for (int i = 0; i < list_length(children); ++i) visit(list_nth(children, i));
+  };
+  visit(plan->lefttree);
+  visit(plan->righttree);
+  switch (nodeTag(plan)) {
+    case T_Append:
+      visit_all(reinterpret_cast<const Append*>(plan)->appendplans);
+      break;
+    case T_MergeAppend:
+      visit_all(reinterpret_cast<const MergeAppend*>(plan)->mergeplans);
+      break;
+    case T_BitmapAnd:
+      visit_all(reinterpret_cast<const BitmapAnd*>(plan)->bitmapplans);
+      break;
+    case T_BitmapOr:
+      visit_all(reinterpret_cast<const BitmapOr*>(plan)->bitmapplans);
+      break;
+    case T_SubqueryScan:
+      visit(reinterpret_cast<const SubqueryScan*>(plan)->subplan);
+      break;
+    case T_CustomScan:
+      visit_all(reinterpret_cast<const CustomScan*>(plan)->custom_plans);
+      break;
+    default:
+      break;
+  }
+  return top;
+}
+
+int highest_node_id(const PlannedStmt* stmt) {
+  int top = highest_node_id(stmt->planTree);
+  for (int i = 0; i < list_length(stmt->subplans); ++i)
+    top = std::max(top, highest_node_id(static_cast<const Plan*>(list_nth(stmt->subplans, i))));
+  return top;
+}
+
 // An INSERT's ModifyTable into a managed partitioned table gets the gate.
 // ModifyTable sits at the top of its query level: the statement's own plan
-// and each data-modifying CTE's.
-void gate_insert(PlannedStmt* stmt, Plan* plan) {
+// and each data-modifying CTE's. `next_id` is the plan_node_id the next
+// gate takes (-1: not counted yet).
+void gate_insert(PlannedStmt* stmt, Plan* plan, int* next_id) {
   if (plan == nullptr || !IsA(plan, ModifyTable)) return;
   auto* modify = reinterpret_cast<ModifyTable*>(plan);
   if (modify->operation != CMD_INSERT || list_length(modify->resultRelations) != 1) return;
@@ -92,8 +144,9 @@ void gate_insert(PlannedStmt* stmt, Plan* plan) {
   Index rti = static_cast<Index>(linitial_int(modify->resultRelations));
   RangeTblEntry* rte = rt_fetch(rti, stmt->rtable);
   if (rte->relkind != RELKIND_PARTITIONED_TABLE || !is_managed(rte->relid)) return;
+  if (*next_id < 0) *next_id = highest_node_id(stmt) + 1;
   Relation target = relation_open(rte->relid, NoLock);  // the query holds its lock
-  outerPlan(plan) = make_gate(source, rti, target, plan->plan_node_id);
+  outerPlan(plan) = make_gate(source, rti, target, (*next_id)++);
   relation_close(target, NoLock);
 }
 
@@ -103,9 +156,10 @@ PlannedStmt* plan_with_gate(PARTHEAL_PLANNER_PARAMS) {
   // The gate is planned whatever partheal.heal_inserts says: the setting is
   // read when a row misses, so a plan cached under one value obeys another.
   if (stmt->commandType == CMD_INSERT || stmt->hasModifyingCTE) {
-    gate_insert(stmt, stmt->planTree);
+    int next_id = -1;
+    gate_insert(stmt, stmt->planTree, &next_id);
     for (int i = 0; i < list_length(stmt->subplans); ++i)
-      gate_insert(stmt, static_cast<Plan*>(list_nth(stmt->subplans, i)));
+      gate_insert(stmt, static_cast<Plan*>(list_nth(stmt->subplans, i)), &next_id);
   }
   return stmt;
 }

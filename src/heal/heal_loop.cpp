@@ -159,6 +159,22 @@ Miss routing_miss(const PgError& e, Oid parent) {
 
 namespace {
 
+int append_inserts_running = 0;
+
+// Marks the append's own INSERT for as long as it runs.
+class AppendInsert {
+ public:
+  AppendInsert() { ++append_inserts_running; }
+  ~AppendInsert() { --append_inserts_running; }
+  AppendInsert(const AppendInsert&) = delete;
+  AppendInsert& operator=(const AppendInsert&) = delete;
+};
+
+void run_insert(const std::function<void()>& insert) {
+  AppendInsert running;
+  insert();
+}
+
 void loop(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
           const MakePartition& make, const std::function<void()>& insert, HealPath path) {
   const int max_heals = 1 + settings::max_retries;
@@ -184,14 +200,14 @@ void loop(const registry::ManagedTable& table, Relation parent, const std::vecto
       // The fast path: every partition exists, so no subtransaction and no
       // extra XID. A partition detached since the check fails the statement
       // as a plain INSERT would.
-      insert();
+      run_insert(insert);
       return;
     }
     // After a heal, rerun inside a subtransaction, so that a partition lost
     // again in between (DETACH ... CONCURRENTLY) is a routing miss to heal,
     // not the end of the caller's transaction. It costs one XID per heal.
     try {
-      pg::in_subtransaction(insert);
+      pg::in_subtransaction([&] { run_insert(insert); });
       return;
     } catch (const PgError& e) {
       Miss miss = routing_miss(e, table.shape.relid);
@@ -214,6 +230,10 @@ void loop(const registry::ManagedTable& table, Relation parent, const std::vecto
 }
 
 }  // namespace
+
+bool inside_append_insert() {
+  return append_inserts_running > 0;
+}
 
 void insert_until_covered(const registry::ManagedTable& table, Relation parent,
                           const std::vector<int64>& ids, const MakePartition& make,

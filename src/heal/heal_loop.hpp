@@ -30,6 +30,11 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
 // insert_heals) and named in the PHL01 line.
 enum class HealPath { kAppend, kReserve, kInsert };
 
+// True while the loop runs an append's own INSERT: a heal the insert gate
+// makes under it (a partition lost between the loop's check and the
+// INSERT) is partheal_append's, and counted as such.
+bool inside_append_insert();
+
 // The same loop with nothing to insert: returns once every id has a
 // partition (partheal_reserve, the insert gate).
 void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,

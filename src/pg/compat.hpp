@@ -209,6 +209,18 @@ inline Datum getattr(HeapTuple tuple, int attnum, TupleDesc desc, bool* isnull) 
 #define PARTHEAL_PLANNER_ARGS parse, query_string, cursor_options, params
 #endif
 
+// A plan node put over another takes its count of disabled nodes (18
+// counts them per node, and EXPLAIN says "Disabled" where a node has more
+// than its children).
+inline void copy_disabled_nodes(Plan* to, const Plan* from) {
+#if PG_VERSION_NUM >= 180000
+  to->disabled_nodes = from->disabled_nodes;
+#else
+  (void)to;
+  (void)from;
+#endif
+}
+
 // The ExecutorRun hook's parameters: 18 dropped execute_once.
 #if PG_VERSION_NUM >= 180000
 #define PARTHEAL_EXECUTOR_RUN_PARAMS QueryDesc *query, ScanDirection direction, uint64 count

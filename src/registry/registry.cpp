@@ -56,18 +56,24 @@ std::unordered_map<Oid, Entry>& cache() {
   return *entries;
 }
 
-// Partitioned tables the planner asked about that have no registration,
-// true while that answer holds: planning an INSERT into one reads no
-// catalog. A registration sends a relcache invalidation of its table, which
-// marks the answer stale (the callback never frees; the next lookup does).
-std::unordered_map<Oid, bool>& unmanaged() {
-  static auto* answers = new std::unordered_map<Oid, bool>();
+// Partitioned tables the planner asked about, and whether each has a
+// registration, while that answer holds: planning an INSERT reads the
+// config table once per table, not once per plan. Any relcache
+// invalidation of the table (a registration sends one, and so does every
+// ATTACH) marks the answer stale; the callback never frees, the next
+// question does.
+struct PlanAnswer {
+  bool valid;
+  bool registered;
+};
+std::unordered_map<Oid, PlanAnswer>& plan_answers() {
+  static auto* answers = new std::unordered_map<Oid, PlanAnswer>();
   return *answers;
 }
-bool unmanaged_stale = false;  // every answer: ask again
+bool plan_answers_stale = false;  // every answer: ask again
 // Answers marked stale since the last sweep (a dropped table's among them).
-size_t unmanaged_marked = 0;
-constexpr size_t kUnmanagedKept = 10000;  // a session churning tables starts over past this
+size_t plan_answers_marked = 0;
+constexpr size_t kPlanAnswersKept = 10000;  // a session churning tables starts over past this
 
 // Set by the invalidation callback, acted on at the next lookup.
 bool registrations_stale = false;  // every entry: re-read the config table
@@ -80,13 +86,13 @@ void on_relcache_invalidation(Datum, Oid relid) noexcept {
   if (relid == InvalidOid || relid == last_config_relid()) {
     registrations_stale = true;
     sweep_due = true;
-    unmanaged_stale = true;
+    plan_answers_stale = true;
     return;
   }
-  auto answer = unmanaged().find(relid);
-  if (answer != unmanaged().end() && answer->second) {
-    answer->second = false;
-    ++unmanaged_marked;
+  auto answer = plan_answers().find(relid);
+  if (answer != plan_answers().end() && answer->second.valid) {
+    answer->second.valid = false;
+    ++plan_answers_marked;
   }
   auto& entries = cache();
   auto it = entries.find(relid);
@@ -200,30 +206,30 @@ TablePtr cached(Oid relid) {
   return it->second.table;
 }
 
-TablePtr lookup_for_planning(Oid relid) {
-  auto& answers = unmanaged();
-  if (unmanaged_stale || answers.size() > kUnmanagedKept) {
+bool registered_for_planning(Oid relid) {
+  auto& answers = plan_answers();
+  if (plan_answers_stale || answers.size() > kPlanAnswersKept) {
     answers.clear();
-    unmanaged_stale = false;
-    unmanaged_marked = 0;
-  } else if (unmanaged_marked > 64) {
+    plan_answers_stale = false;
+    plan_answers_marked = 0;
+  } else if (plan_answers_marked > 64) {
     // A DROP TABLE marks its answer too: swept here, so a session that
     // churns through tables keeps no answer for the ones it dropped.
     for (auto it = answers.begin(); it != answers.end();)
-      it = it->second ? std::next(it) : answers.erase(it);
-    unmanaged_marked = 0;
+      it = it->second.valid ? std::next(it) : answers.erase(it);
+    plan_answers_marked = 0;
   }
-  if (TablePtr table = cached(relid)) return table;
   auto it = answers.find(relid);
-  if (it != answers.end() && it->second) return nullptr;
+  if (it != answers.end() && it->second.valid) return it->second.registered;
   // A database without the extension has nothing registered. Not
   // remembered: CREATE EXTENSION sends no invalidation of the table.
-  if (!guard([] { return OidIsValid(get_extension_oid("partheal", true)); })) return nullptr;
-  Relation parent = pg::open_existing(relid, NoLock);  // the query holds its lock
-  TablePtr table = lookup(parent);
-  guard([&] { relation_close(parent, NoLock); });
-  if (table == nullptr) answers[relid] = true;
-  return table;
+  if (!guard([] { return OidIsValid(get_extension_oid("partheal", true)); })) return false;
+  // Whether a row exists, nothing more: the table's shape is read when a
+  // row misses, so a registration whose table changed since (its id
+  // default dropped) fails no INSERT that finds its partition.
+  const bool registered = configured(relid).has_value();
+  answers[relid] = PlanAnswer{true, registered};
+  return registered;
 }
 
 TablePtr lookup(Relation parent) {

@@ -91,12 +91,12 @@ struct Opened {
 };
 Opened open_for_insert(Oid relid);
 
-// For the planner: the registration of relid, a partitioned table the query
-// holds locked, or nullptr, also when the extension is not installed in
-// this database. A table found unregistered is remembered until its next
-// relcache invalidation (a registration sends one, see
-// table_registration_changed), so planning INSERTs into it reads no catalog.
-TablePtr lookup_for_planning(Oid relid);
+// For the planner: whether relid, a partitioned table the query holds
+// locked, has a registration (false also when the extension is not
+// installed in this database). Reads only the config table, never the
+// table's shape, and remembers the answer until the table's next relcache
+// invalidation (a registration sends one, see table_registration_changed).
+bool registered_for_planning(Oid relid);
 
 // Tells every backend, at commit, that relid's registration changed: their
 // plans of INSERTs into it are made again (with or without the insert gate).
