@@ -40,6 +40,10 @@ is($sql->(q{SELECT colocationid = (SELECT colocationid FROM pg_dist_partition WH
   'colocated with the parent');
 is($children->($w1, 'ev'), $children->($c, 'ev'), 'a worker node\'s metadata has the new partition too');
 ok($c->wait_for_log(qr/PHL01 heal: no partition of "public.ev" for id 100/, 0), 'PHL01 says the heal');
+# A plain INSERT into a distributed table is Citus's to plan: no insert gate
+# under it (docs/citus.md).
+unlike($sql->(q{EXPLAIN (COSTS OFF) INSERT INTO ev (tenant, body) VALUES (1, 'x')}), qr/PartHealGate/,
+  'a plain INSERT into a distributed table has no insert gate: Citus plans it');
 
 # A multi-shard UPDATE earlier in the caller's transaction holds Citus's
 # shard locks: the worker's creation does not need them.
