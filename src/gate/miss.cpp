@@ -35,18 +35,22 @@ Miss cover_key(Relation parent, int64 key, bool key_null, int64 row) {
   // The rules partheal_append applies, before anything is created. A plain
   // INSERT's id may have come from the sequence or from the statement; the
   // gate cannot tell, so it is judged as given: an id the sequence just drew
-  // is inside the window a non-owner may heal.
+  // is inside the window a non-owner may heal. The caller is judged as the
+  // role outside any SECURITY DEFINER function too.
   const std::vector<int64> keys{key};
   heal::refuse_keys_past_retention(*table, parent, keys);
   if (shape.key_is_time)
-    heal::refuse_far_windows(*table, parent, keys);
+    heal::refuse_far_windows(*table, parent, keys, heal::Judged::kAlsoOuterUser);
   else
-    heal::refuse_explicit_ids_out_of_window(*table, parent, keys);
-  // Under partheal_append's own INSERT (a partition lost between its check
-  // and its INSERT), the heal is the append's.
-  heal::cover(*table, parent, keys, append::partition_maker(*table, keys),
-              heal::inside_append_insert() ? heal::HealPath::kAppend : heal::HealPath::kInsert);
-  return Miss::kHealed;
+    heal::refuse_explicit_ids_out_of_window(*table, parent, keys, false,
+                                            heal::Judged::kAlsoOuterUser);
+  // Under partheal_append's own INSERT into this table (a partition lost
+  // between its check and its INSERT), the heal is the append's.
+  const bool appending = heal::append_insert_running() == RelationGetRelid(parent);
+  // The catalog was read just above: the loop heals at once.
+  int heals = heal::cover(*table, parent, keys, append::partition_maker(*table, keys),
+                          appending ? heal::HealPath::kAppend : heal::HealPath::kInsert, true);
+  return heals > 0 ? Miss::kHealed : Miss::kFound;
 }
 
 }  // namespace

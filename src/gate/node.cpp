@@ -30,6 +30,7 @@ extern "C" {
 #include "executor/execPartition.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "miscadmin.h"
 #include "catalog/pg_class.h"
 #include "parser/parsetree.h"
 #include "partitioning/partdesc.h"
@@ -51,6 +52,10 @@ struct GateState {
   AttrNumber key_attnum = InvalidAttrNumber;
   Oid key_type = InvalidOid;
   PartitionDesc desc = nullptr;  // what the current routing was built from
+  // The gate computes a single-row VALUES itself (plan.cpp absorb_result):
+  // no source plan, one row from its own projection.
+  bool computes_row = false;
+  bool row_done = false;
   bool has_last = false;
   partitions::Range last;  // the range the last row routed to
   int64 rows = 0;
@@ -66,12 +71,27 @@ GateState* gate_of(CustomScanState* node) {
 
 void begin_gate(CustomScanState* node, EState* estate, int eflags) {
   auto* plan = reinterpret_cast<CustomScan*>(node->ss.ps.plan);
+  if (plan->custom_plans == NIL) {
+    // ExecInitCustomScan built the projection of the row's target list.
+    gate_of(node)->computes_row = true;
+    return;
+  }
   auto* source = static_cast<Plan*>(linitial(plan->custom_plans));
   node->custom_ps = list_make1(ExecInitNode(source, estate, eflags));
   // The gate returns its source's own slots, of whatever kind the source
   // makes, not the virtual slot ExecInitCustomScan declared.
   node->ss.ps.resultopsset = true;
   node->ss.ps.resultopsfixed = false;
+}
+
+// The row a single-row VALUES gives, once, as its Result would.
+TupleTableSlot* compute_row(GateState* g) {
+  CHECK_FOR_INTERRUPTS();
+  if (g->row_done) return nullptr;
+  g->row_done = true;
+  ExprContext* econtext = g->css.ss.ps.ps_ExprContext;
+  ResetExprContext(econtext);
+  return ExecProject(g->css.ss.ps.ps_ProjInfo);
 }
 
 // The statement sees the catalog as it is now: a new partition directory
@@ -121,7 +141,9 @@ void check_row(GateState* g, Datum value, bool isnull) {
 
 TupleTableSlot* exec_gate(CustomScanState* node) {
   GateState* g = gate_of(node);
-  TupleTableSlot* slot = ExecProcNode(static_cast<PlanState*>(linitial(node->custom_ps)));
+  TupleTableSlot* slot = g->computes_row
+                             ? compute_row(g)
+                             : ExecProcNode(static_cast<PlanState*>(linitial(node->custom_ps)));
   if (TupIsNull(slot) || g->modify == nullptr) return slot;
   ++g->rows;
   bool isnull = false;
@@ -136,7 +158,7 @@ TupleTableSlot* exec_gate(CustomScanState* node) {
 
 void end_gate(CustomScanState* node) {
   GateState* g = gate_of(node);
-  ExecEndNode(static_cast<PlanState*>(linitial(node->custom_ps)));
+  if (node->custom_ps != NIL) ExecEndNode(static_cast<PlanState*>(linitial(node->custom_ps)));
   // ModifyTable has cleaned up the routing it used last; the ones replaced
   // before it are the gate's to clean up, then their directories.
   for (int i = 0; i < list_length(g->retired_routings); ++i)
@@ -151,7 +173,8 @@ void end_gate(CustomScanState* node) {
 }
 
 void rescan_gate(CustomScanState* node) {
-  ExecReScan(static_cast<PlanState*>(linitial(node->custom_ps)));
+  gate_of(node)->row_done = false;
+  if (node->custom_ps != NIL) ExecReScan(static_cast<PlanState*>(linitial(node->custom_ps)));
 }
 
 void explain_gate(CustomScanState* node, List*, ExplainState* es) {

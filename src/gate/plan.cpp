@@ -129,6 +129,40 @@ int highest_node_id(const PlannedStmt* stmt) {
   return top;
 }
 
+// A single-row VALUES (the commonest INSERT) is planned as a Result with
+// no input, no qual and no one-time filter: it only computes its target
+// list once. The gate takes that target list itself and computes it, in
+// the Result's place, so that such an INSERT runs one plan node, not two,
+// as without partheal: the gate's own start-up then costs what the
+// Result's did.
+bool absorbable(const Plan* source) {
+  return IsA(source, Result) && source->lefttree == nullptr && source->righttree == nullptr &&
+         source->qual == NIL && reinterpret_cast<const Result*>(source)->resconstantqual == nullptr;
+}
+
+Plan* absorb_result(Plan* source, int plan_node_id) {
+  CustomScan* gate = makeNode(CustomScan);
+  gate->methods = &kPlanMethods;
+  gate->custom_plans = NIL;  // none: the gate computes the row (node.cpp)
+  gate->scan.scanrelid = 0;
+  Plan* plan = &gate->scan.plan;
+  plan->startup_cost = source->startup_cost;
+  plan->total_cost = source->total_cost;
+  plan->plan_rows = source->plan_rows;
+  plan->plan_width = source->plan_width;
+  pg::compat::copy_disabled_nodes(plan, source);
+  plan->parallel_aware = false;
+  plan->parallel_safe = false;
+  plan->plan_node_id = plan_node_id;
+  // The Result's row, as it was: its constants for dropped and generated
+  // columns among it. Its init plans and parameters come along.
+  plan->targetlist = source->targetlist;
+  plan->initPlan = source->initPlan;
+  plan->extParam = source->extParam;
+  plan->allParam = source->allParam;
+  return plan;
+}
+
 // An INSERT's ModifyTable into a managed partitioned table gets the gate.
 // ModifyTable sits at the top of its query level: the statement's own plan
 // and each data-modifying CTE's. `next_id` is the plan_node_id the next
@@ -145,6 +179,10 @@ void gate_insert(PlannedStmt* stmt, Plan* plan, int* next_id) {
   RangeTblEntry* rte = rt_fetch(rti, stmt->rtable);
   if (rte->relkind != RELKIND_PARTITIONED_TABLE || !is_managed(rte->relid)) return;
   if (*next_id < 0) *next_id = highest_node_id(stmt) + 1;
+  if (absorbable(source)) {
+    outerPlan(plan) = absorb_result(source, (*next_id)++);
+    return;
+  }
   Relation target = relation_open(rte->relid, NoLock);  // the query holds its lock
   outerPlan(plan) = make_gate(source, rti, target, (*next_id)++);
   relation_close(target, NoLock);

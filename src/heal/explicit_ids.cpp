@@ -27,13 +27,29 @@ extern "C" {
 
 namespace partheal::heal {
 
+namespace {
+
+// The caller counts as the owner when the current user owns the table and,
+// for the insert gate (Judged::kAlsoOuterUser), the role outside any
+// SECURITY DEFINER function owns it too: a definer function or trigger of
+// the owner's, fed keys by a role that does not own the table, is judged as
+// that role.
+bool caller_owns(Oid relid, Judged judged) {
+  return pg::guard([&] {
+    return pg::compat::owns_relation(relid, GetUserId()) &&
+           (judged == Judged::kCurrentUser || pg::compat::owns_relation(relid, GetOuterUserId()));
+  });
+}
+
+}  // namespace
+
 void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
-                                       const std::vector<int64>& explicit_ids,
-                                       bool drawn_on_a_node) {
+                                       const std::vector<int64>& explicit_ids, bool drawn_on_a_node,
+                                       Judged judged) {
   if (explicit_ids.empty() || table.registered_on_coordinator) return;
   const registry::TableShape& shape = table.shape;
   if (partitions::unrouted(parent, explicit_ids).empty()) return;
-  if (pg::guard([&] { return pg::compat::owns_relation(shape.relid, GetUserId()); })) return;
+  if (caller_owns(shape.relid, judged)) return;
   // A partition the owner attached since this backend last looked is no
   // reason to refuse.
   partitions::refresh_partitions(parent);
@@ -87,11 +103,11 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
 }
 
 void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
-                        const std::vector<int64>& keys) {
+                        const std::vector<int64>& keys, Judged judged) {
   const registry::TableShape& shape = table.shape;
   if (table.registered_on_coordinator) return;
   if (partitions::unrouted(parent, keys).empty()) return;
-  if (pg::guard([&] { return pg::compat::owns_relation(shape.relid, GetUserId()); })) return;
+  if (caller_owns(shape.relid, judged)) return;
   partitions::refresh_partitions(parent);
   const partitions::KeySpace space = table.key_space();
   const int64 reach = table.config.premake;

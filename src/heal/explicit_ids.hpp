@@ -25,6 +25,13 @@
 
 namespace partheal::heal {
 
+// Who counts as the table's owner for the rules below: the current user
+// (partheal_append, whose caller chose its rows), or, for a plain INSERT
+// through the insert gate, the current user and the role outside any
+// SECURITY DEFINER function both (a definer function or trigger of the
+// owner's inserting keys another role chose is judged as that role).
+enum class Judged { kCurrentUser, kAlsoOuterUser };
+
 // `explicit_ids`: the ids the caller gave, not drew. Throws 42501 if one
 // needs a partition outside the window and the caller does not own the table.
 // `drawn_on_a_node`: ids a Citus worker node says it drew, also allowed at
@@ -32,14 +39,15 @@ namespace partheal::heal {
 // batch drawn there can span more partitions than the window).
 void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Relation parent,
                                        const std::vector<int64>& explicit_ids,
-                                       bool drawn_on_a_node = false);
+                                       bool drawn_on_a_node = false,
+                                       Judged judged = Judged::kCurrentUser);
 
 // The same rule for a time-keyed table, whose keys anyone may choose: for a
 // caller that does not own the table, a missing window is healed only from
 // `premake` windows before now's (the transaction's now()) to `premake`
 // after it. Throws 42501 for a key outside, before anything is created.
 void refuse_far_windows(const registry::ManagedTable& table, Relation parent,
-                        const std::vector<int64>& keys);
+                        const std::vector<int64>& keys, Judged judged = Judged::kCurrentUser);
 
 // A table with a retention: a missing partition that would end at or
 // before the horizon (now() - retention, or the sequence position minus

@@ -159,28 +159,34 @@ Miss routing_miss(const PgError& e, Oid parent) {
 
 namespace {
 
-int append_inserts_running = 0;
+Oid appending_to = InvalidOid;
 
-// Marks the append's own INSERT for as long as it runs.
+// Marks the append's own INSERT for as long as it runs (a trigger of it may
+// append to another table: the mark is restored after).
 class AppendInsert {
  public:
-  AppendInsert() { ++append_inserts_running; }
-  ~AppendInsert() { --append_inserts_running; }
+  explicit AppendInsert(Oid relid) : outer_(appending_to) { appending_to = relid; }
+  ~AppendInsert() { appending_to = outer_; }
   AppendInsert(const AppendInsert&) = delete;
   AppendInsert& operator=(const AppendInsert&) = delete;
+
+ private:
+  Oid outer_;
 };
 
-void run_insert(const std::function<void()>& insert) {
-  AppendInsert running;
+void run_insert(Oid relid, const std::function<void()>& insert) {
+  AppendInsert running(relid);
   insert();
 }
 
-void loop(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
-          const MakePartition& make, const std::function<void()>& insert, HealPath path) {
+// Returns the heals it made.
+int loop(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
+         const MakePartition& make, const std::function<void()>& insert, HealPath path,
+         bool refreshed) {
   const int max_heals = 1 + settings::max_retries;
   int heals = 0;
-  int misses = 0;      // routing misses after a heal, bounded like the heals
-  bool fresh = false;  // the partition view was read from the catalog since the last miss
+  int misses = 0;          // routing misses after a heal, bounded like the heals
+  bool fresh = refreshed;  // the partition view was read from the catalog since the last miss
   for (;;) {
     std::vector<int64> missing = partitions::unrouted(parent, ids);
     if (!missing.empty() && !fresh) {
@@ -195,20 +201,20 @@ void loop(const registry::ManagedTable& table, Relation parent, const std::vecto
       heal(table, parent, missing, make, path);
       continue;
     }
-    if (!insert) return;  // cover(): nothing to insert
+    if (!insert) return heals;  // cover(): nothing to insert
     if (heals == 0) {
       // The fast path: every partition exists, so no subtransaction and no
       // extra XID. A partition detached since the check fails the statement
       // as a plain INSERT would.
-      run_insert(insert);
-      return;
+      run_insert(table.shape.relid, insert);
+      return heals;
     }
     // After a heal, rerun inside a subtransaction, so that a partition lost
     // again in between (DETACH ... CONCURRENTLY) is a routing miss to heal,
     // not the end of the caller's transaction. It costs one XID per heal.
     try {
-      pg::in_subtransaction([&] { run_insert(insert); });
-      return;
+      pg::in_subtransaction([&] { run_insert(table.shape.relid, insert); });
+      return heals;
     } catch (const PgError& e) {
       Miss miss = routing_miss(e, table.shape.relid);
       if (miss == Miss::kNone) throw;
@@ -231,19 +237,19 @@ void loop(const registry::ManagedTable& table, Relation parent, const std::vecto
 
 }  // namespace
 
-bool inside_append_insert() {
-  return append_inserts_running > 0;
+Oid append_insert_running() {
+  return appending_to;
 }
 
 void insert_until_covered(const registry::ManagedTable& table, Relation parent,
                           const std::vector<int64>& ids, const MakePartition& make,
                           const std::function<void()>& insert) {
-  loop(table, parent, ids, make, insert, HealPath::kAppend);
+  loop(table, parent, ids, make, insert, HealPath::kAppend, false);
 }
 
-void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
-           const MakePartition& make, HealPath path) {
-  loop(table, parent, ids, make, nullptr, path);
+int cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
+          const MakePartition& make, HealPath path, bool refreshed) {
+  return loop(table, parent, ids, make, nullptr, path, refreshed);
 }
 
 }  // namespace partheal::heal

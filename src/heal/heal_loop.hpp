@@ -30,15 +30,19 @@ void insert_until_covered(const registry::ManagedTable& table, Relation parent,
 // insert_heals) and named in the PHL01 line.
 enum class HealPath { kAppend, kReserve, kInsert };
 
-// True while the loop runs an append's own INSERT: a heal the insert gate
-// makes under it (a partition lost between the loop's check and the
-// INSERT) is partheal_append's, and counted as such.
-bool inside_append_insert();
+// The table whose append's own INSERT the loop runs now (InvalidOid when
+// none): a heal the insert gate makes under it for that table (a partition
+// lost between the loop's check and the INSERT) is partheal_append's, and
+// counted as such.
+Oid append_insert_running();
 
 // The same loop with nothing to insert: returns once every id has a
-// partition (partheal_reserve, the insert gate).
-void cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
-           const MakePartition& make, HealPath path = HealPath::kAppend);
+// partition (partheal_reserve, the insert gate), with the heals it made
+// (0 when the catalog had them all). `refreshed`: the caller has just read
+// the parent's partitions from the catalog (refresh_partitions), which the
+// loop then does not do again before its first heal.
+int cover(const registry::ManagedTable& table, Relation parent, const std::vector<int64>& ids,
+          const MakePartition& make, HealPath path = HealPath::kAppend, bool refreshed = false);
 
 // A 23514 raised by tuple routing at `parent` itself (kAtParent), told apart
 // from CHECK and partition constraint violations by the ErrorData fields,

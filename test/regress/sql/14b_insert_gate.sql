@@ -109,6 +109,10 @@ BEGIN
   END LOOP;
 END $$;
 SELECT analyzed($$INSERT INTO g (id, v) SELECT i, 'explain' FROM generate_series(300, 325) i$$);
+-- A single-row VALUES is computed by the gate itself, in its Result's
+-- place (above: no Result under it); a scalar subquery in it still runs.
+INSERT INTO g (id, v) VALUES ((SELECT max(id) + 500 FROM g WHERE id < 400), 'sub')
+  RETURNING id, tableoid::regclass;
 -- A table partheal does not manage has no gate.
 CREATE TABLE gate_plain (id bigserial, v text) PARTITION BY RANGE (id);
 EXPLAIN (COSTS OFF) INSERT INTO gate_plain VALUES (1, 'x');
@@ -186,6 +190,17 @@ INSERT INTO g (id, v) VALUES (100000, 'far');
 \set VERBOSITY default
 RESET ROLE;
 SELECT to_regclass('g_p100000') AS far_partition;
+-- A SECURITY DEFINER function of the owner's, fed a far-off id by a role
+-- that does not own the table: judged as that role (42501, nothing made);
+-- called by the owner, it heals.
+CREATE FUNCTION put_as_owner(i bigint) RETURNS regclass LANGUAGE sql SECURITY DEFINER AS $$
+  INSERT INTO g (id, v) VALUES (i, 'definer') RETURNING tableoid::regclass $$;
+GRANT EXECUTE ON FUNCTION put_as_owner(bigint) TO gate_writer;
+SET ROLE gate_writer;
+SELECT put_as_owner(200005);
+RESET ROLE;
+SELECT to_regclass('g_p200000') AS far_partition;
+SELECT put_as_owner(200005);
 
 -- A NULL key: partheal's error, with the row's number, not PostgreSQL's
 -- "no partition".
@@ -276,5 +291,5 @@ COPY g (id, v) FROM STDIN;
 DROP TABLE g, dc, nodef, late, gate_plain, tr, tr_log, fk_child, fk_parent, fk_refs, kinds, vol, rls, ts, tret, wd, sub;
 DROP SEQUENCE vol_seq;
 DROP FUNCTION parts(regclass), spread(regclass), put_pl(bigint), put_sql(bigint), tr_before(),
-  tr_after(), tr_statement(), next_day(), analyzed(text);
+  tr_after(), tr_statement(), next_day(), analyzed(text), put_as_owner(bigint);
 DROP ROLE gate_writer;
