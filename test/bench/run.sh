@@ -262,12 +262,21 @@ echo "INSERT INTO heal_ins (body) VALUES ('x');" > "$work/heal_ins.sql"
 echo "SELECT partheal_append('heal_app', '{\"body\": \"x\"}');" > "$work/heal_app.sql"
 chown postgres "$work"/gate_*.sql "$work"/heal_*.sql
 gm_runs=(); gu_runs=(); gm20_runs=(); gu20_runs=()
+# One 20,000-row round of a contender: both tables emptied and a checkpoint
+# first, so that neither writes while the other's dirty pages are flushed.
+rows20k() {
+  psql_b -c "TRUNCATE gate_m, gate_u" -c "CHECKPOINT" >/dev/null
+  pgbench_c -n -M prepared -c 1 -t 20 -f "$1" | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+}
 for r in $(seq "$rounds"); do
-  gu_runs+=("$(tps_prepared "$work/gate_u.sql")")
-  gm_runs+=("$(tps_prepared "$work/gate_m.sql")")
-  psql_b -c "TRUNCATE gate_m, gate_u" >/dev/null
-  gu20_runs+=("$(pgbench_c -n -M prepared -c 1 -t 20 -f "$work/gate_u20k.sql" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')")
-  gm20_runs+=("$(pgbench_c -n -M prepared -c 1 -t 20 -f "$work/gate_m20k.sql" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')")
+  # Which contender goes first alternates from round to round.
+  if [ $((r % 2)) = 1 ]; then
+    gu_runs+=("$(tps_prepared "$work/gate_u.sql")"); gm_runs+=("$(tps_prepared "$work/gate_m.sql")")
+    gu20_runs+=("$(rows20k "$work/gate_u20k.sql")"); gm20_runs+=("$(rows20k "$work/gate_m20k.sql")")
+  else
+    gm_runs+=("$(tps_prepared "$work/gate_m.sql")"); gu_runs+=("$(tps_prepared "$work/gate_u.sql")")
+    gm20_runs+=("$(rows20k "$work/gate_m20k.sql")"); gu20_runs+=("$(rows20k "$work/gate_u20k.sql")")
+  fi
   psql_b -c "TRUNCATE gate_m, gate_u" >/dev/null
   echo "round $r: single row $(( ${gm_runs[-1]} )) / $(( ${gu_runs[-1]} )) tps," \
        "20,000 rows ${gm20_runs[-1]} / ${gu20_runs[-1]} statements a second (managed / not)"

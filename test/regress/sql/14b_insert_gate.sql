@@ -91,11 +91,29 @@ EXECUTE put_late(25);
 RESET plan_cache_mode;
 DEALLOCATE put_late;
 
--- partheal.heal_inserts = off: the row gets PostgreSQL's own error.
+-- partheal.heal_inserts = off: the row gets PostgreSQL's own error. The
+-- setting is read when a row misses, so a plan cached under one value
+-- obeys the other.
+PREPARE put_sw (bigint) AS INSERT INTO g (id, v) VALUES ($1, 'switch') RETURNING tableoid::regclass;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE put_sw(215);
 SET partheal.heal_inserts = off;
 INSERT INTO g (id, v) VALUES (205, 'off');
+EXECUTE put_sw(225);
 RESET partheal.heal_inserts;
+EXECUTE put_sw(225);
+RESET plan_cache_mode;
+DEALLOCATE put_sw;
 INSERT INTO g (id, v) VALUES (205, 'on') RETURNING tableoid::regclass;
+-- A transaction that holds a lock the worker's ATTACH needs: PH004 at once,
+-- as for partheal_append, and nothing made.
+BEGIN;
+LOCK TABLE g IN SHARE UPDATE EXCLUSIVE MODE;
+\set VERBOSITY verbose
+INSERT INTO g (id, v) VALUES (1005, 'locked');
+\set VERBOSITY default
+ROLLBACK;
+SELECT to_regclass('g_p1000') AS locked_partition;
 
 -- EXPLAIN: one line under the INSERT; EXPLAIN ANALYZE counts the heals.
 EXPLAIN (COSTS OFF) INSERT INTO g (v) VALUES ('x');
