@@ -23,6 +23,7 @@
 #include "worker/database_ddl.hpp"
 #include "worker/databases.hpp"
 #include "worker/launcher.hpp"
+#include "worker/scheduler.hpp"
 #include "worker/shmem.hpp"
 
 extern "C" {
@@ -180,18 +181,6 @@ void define_gucs() {
   MarkGUCPrefixReserved("partheal");
 }
 
-// The worker's poll round: create-ahead's poll and catch-up, then the
-// drain of the DEFAULT partitions the poll found, then retention.
-partheal::worker::PollOutcome poll_round(Oid dboid) {
-  partheal::worker::PollOutcome out = partheal::ahead::poll_and_catch_up(dboid);
-  if (!out.with_default.empty() && partheal::drain::drain_managed_defaults(dboid, out.with_default))
-    out.made_any = true;
-  if (partheal::settings::retention && !out.with_retention.empty() &&
-      partheal::retention::retire_due_windows(dboid, out.with_retention))
-    out.made_any = true;
-  return out;
-}
-
 }  // namespace
 
 extern "C" {
@@ -210,10 +199,12 @@ void _PG_init(void) {
   partheal::manage::install_drop_extension_hook();
   // Plain INSERTs heal only where the worker that makes partitions runs.
   partheal::gate::install();
-  // The worker's poll round is create-ahead's catch-up, then the drain of
-  // DEFAULT: hooked in here, so that worker/ needs nothing from ahead/ or
-  // drain/.
-  partheal::worker::set_poll_round(poll_round);
+  // The jobs of the worker's scheduler, in the order a round runs their
+  // steps: registered here, so that worker/ needs nothing from ahead/,
+  // drain/ or retention/.
+  partheal::worker::register_job(&partheal::ahead::catch_up_job());
+  partheal::worker::register_job(&partheal::drain::default_drain_job());
+  partheal::worker::register_job(&partheal::retention::retention_job());
   partheal::manage::set_make_ahead(partheal::ahead::make_premade);
   partheal::worker::register_launcher();
 }

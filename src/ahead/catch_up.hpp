@@ -1,18 +1,24 @@
-// The worker's poll of the sequences, for writers that never call
-// partheal_append, and the catch-up that creates what their positions need.
+// Create-ahead's job in the worker's scheduler: at each round's look, a
+// table whose position (its sequence's, or the clock's) needs a partition
+// that is missing is due; each step makes the first one missing.
 #pragma once
 
-#include <optional>
+#include <string>
 #include <vector>
 
+#include "ahead/headroom.hpp"
+#include "ahead/node_ranges.hpp"
 #include "partitions/key_space.hpp"
-#include "pg/error.hpp"
 #include "pg/postgres.hpp"
-#include "worker/worker.hpp"
+#include "worker/scheduler.hpp"
+
+extern "C" {
+#include "datatype/timestamp.h"
+}
 
 namespace partheal::ahead {
 
-// A table whose draws need a partition that is missing, as a poll saw it.
+// A table whose draws need a partition that is missing, as a look saw it.
 struct Watched {
   Oid relid;
   Oid sequence;
@@ -25,30 +31,24 @@ struct Watched {
   int premake = 0;
   partitions::KeySpec spec;
   // On the Citus coordinator: what the other nodes' positions need, as the
-  // poll read them (a round trip to each node, so not read again).
+  // look read them (a round trip to each node, so not read again).
   std::vector<std::vector<int64>> other_nodes_ids;  // one list per node
 };
 
-struct Poll {
-  std::vector<Watched> behind;           // the tables to catch up
-  std::optional<PgError> registrations;  // reading the registrations failed
-  int64 wake_at = 0;                     // a clock's next change (TimestampTz); 0: none
-  std::vector<Oid> with_default;         // tables whose DEFAULT the worker drains, left out
-  std::vector<Oid> with_retention;       // tables registered with a retention
-  bool looked = false;                   // the registrations were read (not locked, not failed)
+// What create-ahead remembers of a table between rounds (the scheduler's
+// memo of it).
+struct TableWatch : worker::Memo {
+  Traffic traffic;
+  NodeWatch nodes;                     // on the Citus coordinator: the worker nodes' positions
+  Watched behind;                      // what the last look found missing
+  std::string last_error;              // a look's error is logged when it changes
+  Oid default_partition = InvalidOid;  // logged once, while attached
+  bool default_drained = false;        // and whether the drain was on then
+  TimestampTz busy_since = 0;          // the catch-up giving way since; 0: not
+  bool busy_said = false;              // and said so
 };
 
-// Reads every registered table's sequence: all in one transaction per 50 ms
-// slice, each table in a subtransaction that is rolled back at once; heal
-// requests are served between slices. One table whose poll fails is logged
-// once and neither stops nor delays the others.
-Poll poll_sequences(Oid dboid);
-
-// Creates what the positions need; true when anything was made.
-bool catch_up(Oid dboid, const std::vector<Watched>& behind);
-
-// The worker's poll round (worker::set_poll_round): the poll, then the
-// catch-up of what it found behind.
-worker::PollOutcome poll_and_catch_up(Oid dboid);
+// The job, registered with the scheduler at _PG_init.
+worker::Job& catch_up_job();
 
 }  // namespace partheal::ahead

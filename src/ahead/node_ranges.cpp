@@ -1,9 +1,8 @@
 // The worker nodes' ranges of a Citus table's sequence, for the
-// coordinator's poll (catch_up.cpp).
+// coordinator's look (sequence_poll.cpp).
 #include <fmt/format.h>
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "ahead/headroom.hpp"
@@ -22,21 +21,6 @@ extern "C" {
 
 namespace partheal::ahead {
 
-namespace {
-
-// What the poll keeps of one table's worker nodes between polls.
-struct NodeWatch {
-  std::unordered_map<std::string, ahead::Traffic> traffic;  // by "host:port"
-  std::string unreachable_said;  // the nodes that did not answer, as last said
-};
-
-std::unordered_map<Oid, NodeWatch>& node_watches() {
-  static auto* w = new std::unordered_map<Oid, NodeWatch>();
-  return *w;
-}
-
-}  // namespace
-
 // On the Citus coordinator, the ids a distributed table's plain INSERTs on
 // the worker nodes need: Citus gives each node's copy of a bigserial
 // sequence a range of its own (from its group id << 48), so the local
@@ -44,10 +28,9 @@ std::unordered_map<Oid, NodeWatch>& node_watches() {
 // Citus's connections, once a poll, and kept ahead of with its own rate.
 std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
                                                 const registry::ManagedTable& table,
-                                                const pg::SequencePosition& seq) {
+                                                const pg::SequencePosition& seq, NodeWatch& watch) {
   if (pg::citus::role() != pg::citus::Role::kCoordinator || !pg::citus::is_citus_table(relid))
     return {};
-  NodeWatch& watch = node_watches()[relid];
   std::vector<std::string> unreachable;
   // As the table's owner, as every other read of its sequence: the name is
   // resolved again on each node, where the owner could have put anything
@@ -76,15 +59,6 @@ std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
         ahead::needed_ids(d, size, table.config.mark_percent, headroom, table.shape.key_max));
   }
   return out;
-}
-
-void keep_node_ranges_of(const std::vector<Oid>& relids) {
-  std::unordered_map<Oid, NodeWatch> kept;
-  for (Oid relid : relids) {
-    auto it = node_watches().find(relid);
-    if (it != node_watches().end()) kept.emplace(relid, std::move(it->second));
-  }
-  node_watches() = std::move(kept);
 }
 
 }  // namespace partheal::ahead

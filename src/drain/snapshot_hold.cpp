@@ -8,8 +8,6 @@
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "settings.hpp"
-#include "worker/requests.hpp"
-#include "worker/transaction.hpp"
 
 extern "C" {
 #include "utils/timestamp.h"
@@ -38,9 +36,9 @@ std::string counted(size_t n, const char* one, const char* many) {
 
 // A fresh sample, in a transaction of its own, without the waived
 // transactions (and those of them that let go are forgotten).
-std::optional<pg::SnapshotHolders> sample(SnapshotHold& hold) {
+std::optional<pg::SnapshotHolders> sample(worker::Schedule& s, SnapshotHold& hold) {
   pg::SnapshotHolders all;
-  if (worker::in_transaction([&] { all = pg::snapshot_holders(); })) return std::nullopt;
+  if (s.read_in_transaction([&] { all = pg::snapshot_holders(); })) return std::nullopt;
   std::vector<VirtualTransactionId> still;
   for (const VirtualTransactionId& w : hold.waived)
     for (const VirtualTransactionId& v : all.vxids)
@@ -56,7 +54,7 @@ void hold_over(SnapshotHold& hold) {
   hold.said = false;
 }
 
-HoldOutcome wait_for_snapshots(Oid dboid, TimestampTz round_deadline, SnapshotHold& hold,
+HoldOutcome wait_for_snapshots(worker::Schedule& s, TimestampTz round_deadline, SnapshotHold& hold,
                                pg::SnapshotHolders holders, Oid relid, const std::string& window) {
   holders = pg::without(holders, hold.waived);
   const TimestampTz deadline =
@@ -64,12 +62,12 @@ HoldOutcome wait_for_snapshots(Oid dboid, TimestampTz round_deadline, SnapshotHo
   int samples = 1;
   for (;;) {
     while (!holders.vxids.empty() && GetCurrentTimestamp() < deadline) {
-      worker::serve_heal_requests(dboid);
+      s.serve_heals();
       pg::pause_ms(kPollMs);
       holders = pg::still_holding(holders);
     }
     if (!holders.vxids.empty() || samples == kSamples) break;
-    std::optional<pg::SnapshotHolders> next = sample(hold);
+    std::optional<pg::SnapshotHolders> next = sample(s, hold);
     if (!next) break;  // no sample to be had: the move follows the last one, which let go
     ++samples;
     holders = std::move(*next);

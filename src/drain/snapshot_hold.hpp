@@ -14,6 +14,7 @@
 
 #include "pg/postgres.hpp"
 #include "pg/snapshots.hpp"
+#include "worker/scheduler.hpp"
 
 namespace partheal::drain {
 
@@ -36,7 +37,7 @@ struct HoldOutcome {
 // the transaction that held it back. Waits until `round_deadline` (and at
 // least a moment), sampling again when they let go, so that the move
 // follows a recent sample.
-HoldOutcome wait_for_snapshots(Oid dboid, TimestampTz round_deadline, SnapshotHold& hold,
+HoldOutcome wait_for_snapshots(worker::Schedule& s, TimestampTz round_deadline, SnapshotHold& hold,
                                pg::SnapshotHolders holders, Oid relid, const std::string& window);
 
 // The hold ended without a move.

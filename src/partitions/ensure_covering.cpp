@@ -168,4 +168,10 @@ Ensured ensure_covering(Oid relid, int64 id, const KeySpec& spec, LockWait wait)
   });
 }
 
+void log_creation_failure(Oid relid, const std::string& for_what, const PgError& e) {
+  pg::report(LOG, e.sqlerrcode(),
+             fmt::format("{} could not create the partition of {} {}: {}", errors::kLogCreateFailed,
+                         pg::relation_label(relid), for_what, e.what()));
+}
+
 }  // namespace partheal::partitions

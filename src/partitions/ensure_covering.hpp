@@ -5,6 +5,7 @@
 #include <string>
 
 #include "partitions/key_space.hpp"
+#include "pg/error.hpp"
 #include "pg/postgres.hpp"
 
 namespace partheal::partitions {
@@ -31,5 +32,9 @@ enum class LockWait { kQueue, kGiveWay };
 // lock the parent ACCESS EXCLUSIVE. Throws PgError.
 Ensured ensure_covering(Oid relid, int64 key, const KeySpec& spec,
                         LockWait wait = LockWait::kQueue);
+
+// Logs a failed creation as PHL03: "... of <table> <for_what>: <message>".
+// `for_what` is "for id 25", or what the catch-up was doing.
+void log_creation_failure(Oid relid, const std::string& for_what, const PgError& e);
 
 }  // namespace partheal::partitions

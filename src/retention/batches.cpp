@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
-#include <map>
 
 #include "attach/detach.hpp"
 #include "errors.hpp"
@@ -28,39 +26,30 @@ constexpr size_t kBehindPast = 2;
 constexpr size_t kMostInBatch = 8;
 constexpr long kBatchPollMs = 0;
 
-// Per table: since when its batches have failed to get their locks, one
-// after the other. Under writers whose transactions overlap there is no
-// moment for them, and after kBatchFailingMs the due partitions go one at a
+// Under writers whose transactions overlap there is no moment for a batch,
+// and after kBatchFailingMs of failures the due partitions go one at a
 // time again, by DETACH CONCURRENTLY where it can; before that, a DETACH
 // CONCURRENTLY left pending by appenders that wait for the worker would
 // hold up every detach of the table until its FINALIZE.
-std::map<Oid, TimestampTz>& batches_failing_since() {
-  static auto* m = new std::map<Oid, TimestampTz>();
-  return *m;
-}
 constexpr long kBatchFailingMs = 5000;
-// Per table: batches are not tried before this, after one failed otherwise
-// than on a lock (an event trigger that refuses a DROP): the partitions go
-// one at a time, each of them said as it fails.
-std::map<Oid, TimestampTz>& batches_refused_until() {
-  static auto* m = new std::map<Oid, TimestampTz>();
-  return *m;
-}
+// After a batch failed otherwise than on a lock (an event trigger that
+// refuses a DROP): the partitions go one at a time, each of them said as
+// it fails.
 constexpr long kBatchRefusedMs = 60000;
 
 }  // namespace
 
-Batch try_batch(Oid relid, const std::vector<const partitions::Partition*>& due_now,
-                bool keep_table, const std::function<Retired(const partitions::Partition&)>& said) {
+Batch try_batch(Oid relid, TableWatch& watch,
+                const std::vector<const partitions::Partition*>& due_now, bool keep_table,
+                const std::function<Retired(const partitions::Partition&)>& said) {
   Batch out;
   const TimestampTz now = pg::guard([] { return GetCurrentTimestamp(); });
-  auto failing = batches_failing_since().find(relid);
-  const bool batches_fail = failing != batches_failing_since().end() &&
-                            TimestampDifferenceExceeds(failing->second, now, kBatchFailingMs);
-  auto refused = batches_refused_until().find(relid);
-  const bool batches_refused = refused != batches_refused_until().end() && refused->second > now;
+  const bool batches_fail =
+      watch.batches_failing_since &&
+      TimestampDifferenceExceeds(*watch.batches_failing_since, now, kBatchFailingMs);
+  const bool batches_refused = watch.batches_refused_until > now;
   // Caught up: the next time it falls behind, batches get their 5 s again.
-  if (due_now.size() <= kBehindPast) batches_failing_since().erase(relid);
+  if (due_now.size() <= kBehindPast) watch.batches_failing_since.reset();
   if (due_now.size() <= kBehindPast || batches_refused) return out;
   attach::Parent p = attach::describe_parent(relid);
   std::vector<Oid> batch;
@@ -90,7 +79,7 @@ Batch try_batch(Oid relid, const std::vector<const partitions::Partition*>& due_
     return out;
   }
   if (!b.error.empty()) {
-    batches_refused_until()[relid] = TimestampTzPlusMilliseconds(now, kBatchRefusedMs);
+    watch.batches_refused_until = TimestampTzPlusMilliseconds(now, kBatchRefusedMs);
     pg::report(
         LOG, 0,
         fmt::format("{} retention's batch of {} due partitions of {} failed, and was "
@@ -99,13 +88,13 @@ Batch try_batch(Oid relid, const std::vector<const partitions::Partition*>& due_
         {{}, "For a minute they go one at a time, each failure said for its own."});
     return out;
   }
-  batches_failing_since().emplace(relid, now);
+  if (!watch.batches_failing_since) watch.batches_failing_since = now;
   out.one_at_a_time = batches_fail;
   return out;
 }
 
-void say_batch(Oid relid, const Batch& batch, bool kept) {
-  batches_failing_since().erase(relid);
+void say_batch(Oid relid, TableWatch& watch, const Batch& batch, bool kept) {
+  watch.batches_failing_since.reset();
   for (const Retired& r : batch.retired) {
     registry::with_state(relid, [kept](registry::TableState& s) {
       registry::count(kept ? s.detached_windows : s.dropped_windows);
@@ -118,13 +107,6 @@ void say_batch(Oid relid, const Batch& batch, bool kept) {
                            kept ? " and kept it as a table" : " and dropped it", r.horizon,
                            batch.retired.size(), batch.held_ms));
   }
-}
-
-void forget_batches(const std::function<bool(Oid)>& retained) {
-  for (auto it = batches_failing_since().begin(); it != batches_failing_since().end();)
-    it = retained(it->first) ? std::next(it) : batches_failing_since().erase(it);
-  for (auto it = batches_refused_until().begin(); it != batches_refused_until().end();)
-    it = retained(it->first) ? std::next(it) : batches_refused_until().erase(it);
 }
 
 }  // namespace partheal::retention

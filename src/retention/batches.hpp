@@ -15,6 +15,7 @@
 
 #include "partitions/catalog.hpp"
 #include "pg/postgres.hpp"
+#include "retention/watch.hpp"
 
 namespace partheal::retention {
 
@@ -36,14 +37,12 @@ struct Batch {
 // Inside the worker's transaction: the table's due partitions, oldest
 // first, that may go together, in one hold. `said` describes a partition
 // while its name is still in the catalog.
-Batch try_batch(Oid relid, const std::vector<const partitions::Partition*>& due_now,
-                bool keep_table, const std::function<Retired(const partitions::Partition&)>& said);
+Batch try_batch(Oid relid, TableWatch& watch,
+                const std::vector<const partitions::Partition*>& due_now, bool keep_table,
+                const std::function<Retired(const partitions::Partition&)>& said);
 
 // After a batch committed: said in the log (PHL09), and the table is not
 // failing any more.
-void say_batch(Oid relid, const Batch& batch, bool kept);
-
-// Forgets the tables `retained` says no longer are.
-void forget_batches(const std::function<bool(Oid)>& retained);
+void say_batch(Oid relid, TableWatch& watch, const Batch& batch, bool kept);
 
 }  // namespace partheal::retention

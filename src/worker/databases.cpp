@@ -10,6 +10,7 @@
 #include "registry/table_state.hpp"
 #include "settings.hpp"
 #include "worker/ahead_queue.hpp"
+#include "worker/back_offs.hpp"
 #include "worker/databases_internal.hpp"
 #include "worker/databases.hpp"
 
@@ -73,6 +74,7 @@ void terminate(const WorkerHandle& handle) {
 void forget_database_state(Oid dboid) {
   (void)registry::forget_database(dboid);
   drop_queued_attempts(dboid);
+  back_offs::forget_all_but(dboid, nullptr);
 }
 
 }  // namespace entries

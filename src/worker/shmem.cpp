@@ -2,6 +2,7 @@
 
 #include "pg/boundary.hpp"
 #include "worker/ahead_queue.hpp"
+#include "worker/back_offs.hpp"
 #include "worker/databases.hpp"
 #include "worker/requests.hpp"
 
@@ -38,6 +39,7 @@ void request_shared_memory() {
     RequestAddinShmemSpace(total);
     RequestNamedLWLockTranche("partheal", 1);
   });
+  back_offs::request_shared_memory();
 }
 
 void init_shared_memory() {
@@ -52,6 +54,7 @@ void init_shared_memory() {
       LWLockRelease(AddinShmemInitLock);
     });
   }
+  back_offs::init_shared_memory();
 }
 
 }  // namespace partheal::worker

@@ -46,10 +46,4 @@ void abort(bool report_idle) {
 
 }  // namespace detail
 
-void log_creation_failure(Oid relid, const std::string& for_what, const PgError& e) {
-  pg::report(LOG, e.sqlerrcode(),
-             fmt::format("{} could not create the partition of {} {}: {}", errors::kLogCreateFailed,
-                         pg::relation_label(relid), for_what, e.what()));
-}
-
 }  // namespace partheal::worker

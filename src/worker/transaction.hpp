@@ -44,9 +44,6 @@ struct Creation {
   std::optional<PgError> error;
 };
 
-// Logs a failed creation as PHL03: "... of <table> <for_what>: <message>".
-void log_creation_failure(Oid relid, const std::string& for_what, const PgError& e);
-
 // Runs `ensure` (which ends in partitions::ensure_covering) in a transaction
 // of its own; a failure is logged as PHL03 and returned, never thrown.
 // `for_what` ends the PHL03 line: "for id 25", or what the catch-up was doing.
@@ -63,7 +60,7 @@ Creation create_in_transaction(Oid relid, const std::string& for_what, Ensure&& 
   }
   if (out.error) {
     out.made = {};
-    log_creation_failure(relid, for_what, *out.error);
+    partitions::log_creation_failure(relid, for_what, *out.error);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // The per-database background worker's life: its start, signals, main loop
 // and exit. What it serves is in requests.cpp (heal requests) and
-// ahead_queue.cpp (create-ahead); its poll round is ahead/catch_up.cpp's.
+// ahead_queue.cpp (create-ahead); its round is the scheduler's
+// (scheduler.cpp), over the jobs registered at _PG_init.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -20,7 +21,7 @@
 #include "worker/ahead_queue.hpp"
 #include "worker/databases.hpp"
 #include "worker/requests.hpp"
-#include "worker/worker.hpp"
+#include "worker/scheduler.hpp"
 
 extern "C" {
 #include "partitioning/partdesc.h"
@@ -45,8 +46,6 @@ extern "C" {
 namespace partheal::worker {
 
 namespace {
-
-PollRound poll_round = nullptr;
 
 // Says why and exits; the launcher decides whether another worker starts.
 // A worker that only looked for partheal where there is none says so at
@@ -167,8 +166,7 @@ void worker_body(Datum arg) {
     try {
       serve_heal_requests(dboid);
       if (GetCurrentTimestamp() >= next_poll) {
-        PollOutcome poll = poll_round != nullptr ? poll_round(dboid) : PollOutcome{};
-        if (poll.looked) count_round(dboid);
+        RoundOutcome poll = run_round(dboid);
         if (poll.registrations) {
           if (!extension_installed()) exit_without_extension(dboid, LOG);
           pg::report(LOG, 0,
@@ -177,7 +175,7 @@ void worker_body(Datum arg) {
         }
         next_poll = TimestampTzPlusMilliseconds(
             GetCurrentTimestamp(),
-            poll.made_any ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
+            poll.progress ? Min(kBehindPollMs, settings::naptime_ms) : settings::naptime_ms);
         // A time-keyed table's windows change with the clock: the poll comes
         // when they do, whatever the naptime.
         if (poll.wake_at > 0) next_poll = Min(next_poll, poll.wake_at);
@@ -209,10 +207,6 @@ void worker_body(Datum arg) {
 }
 
 }  // namespace
-
-void set_poll_round(PollRound round) {
-  poll_round = round;
-}
 
 }  // namespace partheal::worker
 
