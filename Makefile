@@ -6,7 +6,7 @@ DATA       = sql/partheal--0.1.sql sql/partheal--0.3.sql sql/partheal--0.4.sql s
              sql/partheal--0.3--0.4.sql sql/partheal--0.4--0.5.sql sql/partheal--0.5--0.6.sql \
              sql/partheal--0.6--0.7.sql sql/partheal--0.7--0.8.sql \
              sql/partheal--0.8--0.9.sql sql/partheal--0.9--0.10.sql sql/partheal--0.10--0.11.sql \
-             sql/partheal--0.11--0.12.sql
+             sql/partheal--0.11--0.12.sql sql/partheal--0.12--0.13.sql
 
 SRCS = $(sort $(wildcard src/*.cpp src/*/*.cpp))
 OBJS = $(SRCS:.cpp=.o)

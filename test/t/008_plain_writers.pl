@@ -586,5 +586,40 @@ is($v11->(q{SELECT string_agg(parent::text || '=' || insert_heals, ',' ORDER BY 
 is($v11->(q{INSERT INTO i11 (id, v) VALUES (35, 'z') RETURNING tableoid::regclass}), 'i11_p30',
   'and plain INSERTs heal after it');
 
+# A 0.12 database: its partheal_workers() has no backing_off column, and
+# works under this library; the update adds it, and a catch-up that fails
+# (the owner may not create in the schema) shows in it, backing off.
+$node->safe_psql('postgres', 'CREATE DATABASE v12');
+my $v12 = sub { $node->safe_psql('v12', shift) };
+$v12->(q{
+  CREATE EXTENSION partheal VERSION '0.12';
+  CREATE ROLE owner12 LOGIN;
+  CREATE SCHEMA s12 AUTHORIZATION owner12;
+  SET ROLE owner12;
+  CREATE TABLE s12.i12 (id bigserial, v text) PARTITION BY RANGE (id);
+  RESET ROLE;
+});
+is($v12->(q{SELECT string_agg(x, ',') FROM (SELECT datname::text AS x FROM partheal_workers() WHERE datname = 'v12') s}),
+  'v12', 'a 0.12 database\'s partheal_workers() works under this library');
+$v12->('ALTER EXTENSION partheal UPDATE');
+is($v12->(q{SELECT extversion FROM pg_extension WHERE extname = 'partheal'}), $current,
+  'a 0.12 database updates to the current version');
+is($v12->($members), $fresh_members, 'with the objects of a fresh install');
+is($v12->($shapes), $fresh_shapes, 'and their definitions');
+$v12->(q{
+  SELECT partheal_manage('s12.i12', 10, premake => 0);
+  REVOKE CREATE ON SCHEMA s12 FROM owner12;
+  SELECT nextval('s12.i12_id_seq') FROM generate_series(1, 12);
+});
+ok($node->poll_query_until('v12', q{SELECT ahead_failed >= 1 FROM partheal_stats WHERE parent = 's12.i12'::regclass}),
+  'the catch-up of a table whose owner lost CREATE fails');
+ok($node->poll_query_until('v12', q{SELECT backing_off >= 1 FROM partheal_workers() WHERE datname = 'v12'}),
+  'and partheal_workers().backing_off shows its back-off');
+$v12->(q{GRANT CREATE ON SCHEMA s12 TO owner12});
+ok($node->poll_query_until('v12', q{SELECT to_regclass('s12.i12_p10') IS NOT NULL}),
+  'given CREATE again, the catch-up goes on once its back-off is over');
+ok($node->poll_query_until('v12', q{SELECT backing_off = 0 FROM partheal_workers() WHERE datname = 'v12'}),
+  'and nothing backs off');
+
 $node->stop;
 done_testing();

@@ -181,6 +181,26 @@ is($sql->(q{SELECT count(*) FROM ONLY big_default}), '100001', 'e: the big windo
 $log = substr(slurp_file($node->logfile), $log_at);
 my $said = () = $log =~ /PHL07 the window .* of "?public\.big"? is left in DEFAULT: it holds more than 100000 rows there/g;
 is($said, 1, 'e: said once (PHL07)');
+# Its back-off (a minute at once) is the scheduler's, in shared memory: it
+# shows in partheal_workers().backing_off, and outlasts rounds in which the
+# table is not due for the drain (registered without it, then with it
+# again) and the worker itself (killed, and a new one started): neither
+# tries the window again within the minute, which would say PHL07 again.
+ok(defined $within->(q{SELECT backing_off >= 1 FROM partheal_workers() WHERE datname = current_database()}, 30),
+  'e: the big window backs off, as partheal_workers().backing_off shows');
+$sql->(q{SELECT partheal_manage('big', interval '1 day', drain_default => false)});
+ok(PartHeal::rounds_pass($node, 2), 'e: rounds pass with the table not due for the drain');
+$sql->(q{SELECT partheal_manage('big', interval '1 day', drain_default => true)});
+my $big_worker = $sql->(q{SELECT pid FROM partheal_workers() WHERE datname = current_database()});
+$sql->("SELECT pg_terminate_backend($big_worker)");
+ok(defined $within->(qq{SELECT pid <> $big_worker AND state = 'running' FROM partheal_workers() WHERE datname = current_database()}, 30),
+  'e: a new worker runs');
+ok(PartHeal::rounds_pass($node, 3), 'e: and completes rounds with the table due again');
+$log = substr(slurp_file($node->logfile), $log_at);
+$said = () = $log =~ /PHL07 the window .* of "?public\.big"? is left in DEFAULT: it holds more than 100000 rows there/g;
+is($said, 1, 'e: the window was not tried again: its back-off outlasted both');
+is($sql->(q{SELECT backing_off >= 1 FROM partheal_workers() WHERE datname = current_database()}), 't',
+  'e: and still shows');
 
 ###########################################################################
 # d. Anyone who can put a row in DEFAULT chooses its key: the worker makes
