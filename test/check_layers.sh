@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The layers of src/, as what each folder may include besides itself. The
-# arrows all point down: pg/ is the C++/PostgreSQL boundary; partitions/
+# arrows all point down: pg/ is the C++/PostgreSQL boundary (Citus's calls
+# included); citus/ is what partheal does across a Citus cluster with them
+# (the nodes' sequence positions, a window distributed before its attach);
+# partitions/
 # reads bounds and DEFAULT, holds the key space and names, and builds and
 # runs LIKE + ATTACH; registry/ is what partheal knows of a managed table;
-# worker/ holds the shared-memory protocols, the launcher and the worker's
-# loop; heal/, ahead/, manage/ and attach/ are the capabilities, none of
+# worker/ holds the shared-memory protocols, the launcher, the worker's
+# loop and its scheduler, whose jobs are create-ahead's catch-up (ahead/),
+# the drain of DEFAULT (drain/) and retention (retention/); heal/, ahead/, manage/ and attach/ are the capabilities, none of
 # which includes another; append/ (partheal_append, partheal_reserve) puts
 # the heal loop and the worker's heal requests together, as drain/ (the
 # worker's drain of DEFAULT) puts attach's reconcile and the worker's
@@ -19,18 +23,19 @@ set -euo pipefail
 cd "$(dirname "$0")/../src"
 declare -A may=(
   [pg]=""
+  [citus]="pg"
   [partitions]="pg"
-  [registry]="pg partitions"
+  [registry]="pg citus partitions"
   [worker]="pg partitions registry"
-  [heal]="pg partitions registry"
-  [ahead]="pg partitions registry worker"
-  [manage]="pg partitions registry worker"
-  [attach]="pg partitions registry"
-  [append]="pg partitions registry worker heal ahead"
-  [drain]="pg partitions registry worker attach"
-  [retention]="pg partitions registry worker attach"
-  [gate]="pg partitions registry worker heal append"
-  [.]="pg partitions registry worker heal ahead manage attach append drain retention gate"
+  [heal]="pg citus partitions registry"
+  [ahead]="pg citus partitions registry worker"
+  [manage]="pg citus partitions registry worker"
+  [attach]="pg citus partitions registry"
+  [append]="pg citus partitions registry worker heal ahead"
+  [drain]="pg citus partitions registry worker attach"
+  [retention]="pg citus partitions registry worker attach"
+  [gate]="pg citus partitions registry worker heal append"
+  [.]="pg citus partitions registry worker heal ahead manage attach append drain retention gate"
 )
 bad=0
 for f in *.cpp */*.cpp */*.hpp; do
@@ -48,4 +53,69 @@ for f in *.cpp */*.cpp */*.hpp; do
   done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_]*\.hpp\)".*/\1/p' "$f")
 done
 [ "$bad" = 0 ] && echo "ok - every include in src/ points down its layers"
+
+# The worker's scheduler owns the round (worker/scheduler.hpp): the jobs
+# (create-ahead's catch-up, the drain, retention) see only it of worker/,
+# and nothing outside worker/ runs the worker's transactions or serves its
+# heal requests.
+jobs="drain/*.[ch]pp retention/*.[ch]pp ahead/catch_up.[ch]pp ahead/sequence_poll.[ch]pp ahead/clock_poll.[ch]pp"
+before=$bad
+for f in $jobs; do
+  while read -r inc; do
+    case "$inc" in
+      worker/scheduler.hpp|worker/back_offs.hpp) ;;
+      *) echo "$f: a job includes $inc; of worker/ it may include only scheduler.hpp and back_offs.hpp"; bad=1 ;;
+    esac
+  done < <(sed -n 's/^#include "\(worker\/[a-z_]*\.hpp\)".*/\1/p' $f)
+done
+while read -r hit; do
+  echo "$hit: only worker/ runs the worker's transactions and serves heal requests"; bad=1
+done < <(grep -nE '\b(serve_heal_requests|in_transaction|create_in_transaction|detail::(begin|commit|abort))\(' $(ls */*.cpp */*.hpp *.cpp | grep -v '^worker/') | cut -d: -f1,2)
+[ "$bad" = "$before" ] && echo "ok - the jobs see only the scheduler of worker/, and only worker/ runs its transactions"
+
+# Small files: none over 450 lines. Short functions in the scheduler and
+# the jobs: none over 80 lines, from its signature to its closing brace.
+before=$bad
+for f in *.cpp */*.cpp */*.hpp; do
+  n=$(wc -l < "$f")
+  if [ "$n" -gt 450 ]; then echo "$f: $n lines, over 450: split it by concern"; bad=1; fi
+done
+python3 - worker/scheduler.cpp worker/back_offs.cpp $jobs <<'PY' || bad=1
+import re, sys
+bad = 0
+for path in sys.argv[1:]:
+    text = open(path).read()
+    # Comments and literals out, newlines kept, so that braces are code.
+    code = re.sub(r'//[^\n]*|/\*.*?\*/|"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'',
+                  lambda m: re.sub(r'[^\n]', ' ', m.group(0)), text, flags=re.S)
+    stack = []  # per open brace: (kind, name, first line)
+    last = 0    # where the text since the last ; { or } began
+    for i, c in enumerate(code):
+        if c == '{':
+            head = code[last:i]
+            outer = [k for k, _, _ in stack]
+            if 'function' in outer:
+                kind = 'block'
+            elif re.search(r'\bnamespace\b|extern\s*$', head):
+                kind = 'scope'
+            elif re.search(r'\)\s*(const\s*)?(noexcept\s*)?(override\s*)?(final\s*)?(->[^{]*)?(:[^{]*)?$', head.strip()) \
+                    and not re.search(r'\b(if|for|while|switch)\s*\(', head):
+                kind = 'function'
+            else:
+                kind = 'scope'
+            name = ' '.join(head.split())[:70]
+            stack.append((kind, name, code.count('\n', 0, i - len(head.lstrip('\n ;')) if head.strip() else i) + 1))
+            last = i + 1
+        elif c == '}':
+            kind, name, first = stack.pop()
+            end = code.count('\n', 0, i) + 1
+            if kind == 'function' and end - first + 1 > 80:
+                print(f'{path}:{first}: a function of {end - first + 1} lines, over 80: {name}')
+                bad = 1
+            last = i + 1
+        elif c == ';':
+            last = i + 1
+sys.exit(bad)
+PY
+[ "$bad" = "$before" ] && echo "ok - no file over 450 lines, no function of the scheduler or a job over 80"
 exit $bad

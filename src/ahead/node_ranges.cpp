@@ -9,6 +9,7 @@
 #include "ahead/node_ranges.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
+#include "citus/node_positions.hpp"
 #include "pg/citus.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
@@ -35,9 +36,9 @@ std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
   // As the table's owner, as every other read of its sequence: the name is
   // resolved again on each node, where the owner could have put anything
   // under it, and Citus connects there as the current user.
-  std::vector<pg::citus::NodePosition> nodes;
+  std::vector<citus::NodePosition> nodes;
   pg::as_role(owner,
-              [&] { nodes = pg::citus::worker_positions(table.shape.sequence, &unreachable); });
+              [&] { nodes = citus::worker_positions(table.shape.sequence, &unreachable); });
   std::string said;
   for (const std::string& u : unreachable) said += (said.empty() ? "" : "; ") + u;
   if (said != watch.unreachable_said && !said.empty())
@@ -48,7 +49,7 @@ std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
   watch.unreachable_said = said;
   const int64 size = table.config.partition_size;
   std::vector<std::vector<int64>> out;
-  for (const pg::citus::NodePosition& node : nodes) {
+  for (const citus::NodePosition& node : nodes) {
     const ahead::Draws d{node.last_value, node.drawn, seq.increment, seq.cache};
     ahead::Traffic& traffic = watch.traffic[node.node];
     ahead::observe(traffic, node.last_value, GetCurrentTimestamp() / 1000);

@@ -8,6 +8,7 @@
 #include "attach/reconcile_internal.hpp"
 #include "partitions/child_table.hpp"
 #include "pg/boundary.hpp"
+#include "citus/attach.hpp"
 #include "pg/citus.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/error.hpp"
@@ -83,7 +84,7 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
       }
       pg::with_own_sql({false, 0}, [&] {
         pg::set_local("client_min_messages", "warning");
-        pg::citus::distribute_for_attach(table, p.relid);
+        citus::distribute_for_attach(table, p.relid);
         pg::spi::execute(attach, SPI_OK_UTILITY);
       });
     };

@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
+#include "citus/attach.hpp"
 #include "pg/citus.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/report.hpp"
@@ -145,7 +146,7 @@ std::optional<GiveUp> try_attach(const Parent& p, const Window& w, const Names& 
       pg::set_local("lock_timeout", std::to_string(reconcile::lock_budget_ms()));
       if (p.citus) {
         pg::citus::set_lock_timeout_on_nodes(reconcile::lock_budget_ms());
-        pg::citus::sequential_if_long_shard_names(p.relid, n.table_name);
+        citus::sequential_if_long_shard_names(p.relid, n.table_name);
       }
       pg::as_role(p.owner, [&] { attach_as_owner(p, w, n, existing, batch_rows, r); });
       if (p.citus) pg::citus::restore_lock_timeout_on_nodes(caller_lock_timeout_ms);

@@ -14,6 +14,7 @@
 #include "partitions/time_zone.hpp"
 #include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
+#include "citus/node_positions.hpp"
 #include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/security.hpp"
@@ -66,16 +67,16 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
   // On the Citus coordinator, each worker node draws from a range of its
   // own: an id near any node's position is one that node's traffic needs.
   // Read (a round trip to each node) only for an id outside the local window.
-  std::optional<std::vector<pg::citus::NodePosition>> nodes;
+  std::optional<std::vector<citus::NodePosition>> nodes;
   auto near_a_node = [&](int64 id) {
     if (!nodes) {
       nodes.emplace();
       if (shape.citus_table && pg::citus::role() == pg::citus::Role::kCoordinator)
         pg::as_role(parent->rd_rel->relowner,
-                    [&] { *nodes = pg::citus::worker_positions(shape.sequence, nullptr); });
+                    [&] { *nodes = citus::worker_positions(shape.sequence, nullptr); });
     }
     const __int128 n = partitions::partition_number(id, size);
-    for (const pg::citus::NodePosition& p : *nodes) {
+    for (const citus::NodePosition& p : *nodes) {
       __int128 node_at = partitions::partition_number(p.last_value, size);
       if (n >= node_at - reach && n <= node_at + reach) return true;
       // Drawn on that node: in its range, and its sequence is past it.

@@ -35,8 +35,6 @@ extern "C" {
 
 namespace partheal::pg::citus {
 
-namespace {
-
 bool installed() {
   return pg::guard([] { return get_extension_oid("citus", true) != InvalidOid; });
 }
@@ -47,6 +45,8 @@ std::string text_value(uint64 row, int col) {
   const char* s = pg::guard([&] { return TextDatumGetCString(*d); });
   return s;
 }
+
+namespace {
 
 // Citus's advisory lock classes (locktag_field4), as its resource_lock.h
 // numbers them, and what each serializes.
@@ -90,16 +90,6 @@ Role role() {
   });
 }
 
-namespace {
-
-// A table's row of pg_dist_partition, as much of it as partheal reads.
-struct DistRow {
-  char method = 0;    // partmethod: 'h' hash, 'n' none (single shard, local, reference)
-  char repmodel = 0;  // 's' streaming, 't' two-phase (reference tables)
-  uint32 colocation = 0;
-  std::string key;  // partkey: the distribution column, as Citus writes a Var
-};
-
 // A scan under the catalog snapshot, not SQL: a statement's snapshot,
 // taken before a create_distributed_table that committed while the
 // statement waited for its lock (or a REPEATABLE READ transaction's),
@@ -140,8 +130,6 @@ std::optional<DistRow> dist_row(Oid relid) {
   return row;
 }
 
-}  // namespace
-
 bool is_citus_table(Oid relid) {
   return dist_row(relid).has_value();
 }
@@ -171,14 +159,6 @@ void refuse_on_worker_node(Oid relid, const std::string& what, const std::string
            hint);
 }
 
-namespace {
-// A node that is down costs this connection timeout once per call, not
-// Citus's default of 30 s.
-constexpr const char* kConnectTimeoutMs = "2000";
-// What the read of a node's sequence waits for a lock on it there.
-constexpr int kNodeLockWaitMs = 1000;
-}  // namespace
-
 std::string run_on_coordinator(const std::string& command) {
   struct Answer {
     bool any = false;
@@ -186,7 +166,7 @@ std::string run_on_coordinator(const std::string& command) {
     std::string result;
   };
   Answer answer = with_own_sql({}, [&] {
-    set_local("citus.node_connection_timeout", kConnectTimeoutMs);
+    set_local("citus.node_connection_timeout", kNodeConnectTimeoutMs);
     Oid types[] = {TEXTOID};
     const char* text = command.c_str();
     Datum values[] = {pg::guard([&] { return CStringGetTextDatum(text); })};
@@ -212,67 +192,6 @@ std::string run_on_coordinator(const std::string& command) {
                     coordinator.empty() ? "" : fmt::format(" ({})", coordinator), answer.result));
   }
   return answer.result;
-}
-
-std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable) {
-  if (!installed()) return {};
-  // Citus gives worker nodes a range of their own only for a bigint
-  // sequence; a smaller one is set to its maximum there, and draws fail.
-  bool bigint = pg::guard([&] {
-    HeapTuple tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(sequence));
-    if (!HeapTupleIsValid(tuple)) return false;
-    bool is_int8 = reinterpret_cast<Form_pg_sequence>(GETSTRUCT(tuple))->seqtypid == INT8OID;
-    ReleaseSysCache(tuple);
-    return is_int8;
-  });
-  if (!bigint) return {};
-  const char* schema = pg::guard([&] { return get_namespace_name(get_rel_namespace(sequence)); });
-  const char* name = pg::guard([&] { return get_rel_name(sequence); });
-  if (schema == nullptr || name == nullptr) return {};
-  std::string sequence_name = fmt::format("{}.{}", quoted(schema), quoted(name));
-  const char* sequence_text = sequence_name.c_str();
-  std::string sequence_sql = pg::guarded_text([&] { return quote_literal_cstr(sequence_text); });
-  // A SELECT FROM the sequence would lock it while the command is parsed,
-  // before any setting of its own could bound the wait; held by an ALTER
-  // SEQUENCE or a LOCK there, it would hold this poll, and the lock this
-  // worker keeps on the parent meanwhile. pg_sequence_last_value locks it
-  // when it runs, after the set_config it depends on: the wait ends with
-  // the node's lock timeout, and the node is left out of this poll. Not
-  // drawn from (NULL), the sequence stands at its start.
-  std::string command = fmt::format(
-      "SELECT pg_catalog.format('%s %s', COALESCE(v, s.seqstart), v IS NOT NULL) "
-      "FROM pg_catalog.pg_sequence s, LATERAL pg_catalog.pg_sequence_last_value(CASE WHEN "
-      "pg_catalog.set_config('lock_timeout', '{}', true) IS NOT NULL THEN s.seqrelid END) v "
-      "WHERE s.seqrelid OPERATOR(pg_catalog.=) {}::pg_catalog.regclass",
-      kNodeLockWaitMs, sequence_sql);
-  return with_own_sql({}, [&] {
-    set_local("citus.node_connection_timeout", kConnectTimeoutMs);
-    Oid types[] = {TEXTOID};
-    const char* text = command.c_str();
-    Datum values[] = {pg::guard([&] { return CStringGetTextDatum(text); })};
-    uint64 n = spi::execute(
-        "SELECT pg_catalog.format('%s:%s', nodename, nodeport), success, result FROM "
-        "pg_catalog.run_command_on_workers($1)",
-        SPI_OK_SELECT, {1, types, values, nullptr}, true);
-    std::vector<NodePosition> out;
-    for (uint64 i = 0; i < n; ++i) {
-      NodePosition p;
-      p.node = text_value(i, 1);
-      std::optional<Datum> ok = spi::value(i, 2);
-      std::string result = text_value(i, 3);
-      // "last_value is_called", as the command above formats them.
-      char* end = nullptr;
-      long long last = std::strtoll(result.c_str(), &end, 10);
-      if (!ok || !DatumGetBool(*ok) || end == result.c_str() || *end != ' ') {
-        if (unreachable != nullptr) unreachable->push_back(p.node + ": " + result);
-        continue;
-      }
-      p.last_value = last;
-      p.drawn = end[1] == 't';
-      out.push_back(p);
-    }
-    return out;
-  });
 }
 
 namespace {
@@ -369,62 +288,6 @@ bool colocation_free(Oid relid) {
     LockRelease(&tag, ShareLock, false);
     return true;
   });
-}
-
-void distribute_for_attach(Oid table, Oid parent) {
-  // Citus's own test of a distributed table: hash, or a single shard (no
-  // key) in a colocation group; a Citus local table has no group, and a
-  // reference table's replication model is two-phase.
-  std::optional<DistRow> row = dist_row(parent);
-  if (!row || row->repmodel == 't' ||
-      !(row->method == 'h' || (row->method == 'n' && row->colocation != 0)))
-    return;
-  const bool keyed = row->method == 'h';
-  with_own_sql({}, [&] {
-    Oid types[] = {OIDOID, OIDOID, TEXTOID};
-    const char* key = row->key.c_str();
-    Datum values[] = {ObjectIdGetDatum(table), ObjectIdGetDatum(parent),
-                      keyed ? pg::guard([&] { return CStringGetTextDatum(key); }) : Datum(0)};
-    const char nulls[] = {' ', ' ', keyed ? ' ' : 'n'};
-    // The arguments Citus's ATTACH passes: the parent's column by name (the
-    // table is LIKE the parent, its attnums may differ), or NULL.
-    spi::execute(
-        "SELECT pg_catalog.create_distributed_table($1, "
-        "pg_catalog.column_to_column_name($2, $3), colocate_with => "
-        "$2::pg_catalog.regclass::pg_catalog.text)",
-        SPI_OK_SELECT, {3, types, values, nulls});
-    // create_distributed_table returns without a word on some NULL
-    // arguments: a table left plain would be distributed by the ATTACH,
-    // its rows left on the coordinator's disk.
-    if (!is_citus_table(table))
-      pg::fail(ERRCODE_INTERNAL_ERROR,
-               "partheal could not distribute the window's table before attaching it");
-    spi::execute("SELECT pg_catalog.truncate_local_data_after_distributing_table($1)",
-                 SPI_OK_SELECT, {1, types, values, nullptr});
-  });
-}
-
-void sequential_if_long_shard_names(Oid parent, const std::string& partition_name) {
-  // Citus names a shard <table>_<shard id>, cut to 63 bytes with a hash
-  // when longer: two shards of a node then share a name's prefix, and their
-  // creation on parallel connections can wait on each other's catalog rows
-  // (Citus's ATTACH switches to sequential mode for that). Shard ids have
-  // 6 digits from the start, 10 at the most here.
-  constexpr size_t kShardSuffix = 1 + 10;
-  size_t longest = partition_name.size();
-  with_own_sql({}, [&] {
-    Oid types[] = {OIDOID};
-    Datum values[] = {ObjectIdGetDatum(parent)};
-    spi::execute(
-        "SELECT pg_catalog.max(pg_catalog.octet_length(c.relname::pg_catalog.text)) FROM "
-        "pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid "
-        "OPERATOR(pg_catalog.=) i.inhrelid WHERE i.inhparent OPERATOR(pg_catalog.=) $1",
-        SPI_OK_SELECT, {1, types, values, nullptr}, true);
-    std::optional<Datum> d = spi::value(0, 1);
-    if (d) longest = std::max(longest, static_cast<size_t>(DatumGetInt32(*d)));
-  });
-  if (longest + kShardSuffix >= NAMEDATALEN - 1)
-    set_local("citus.multi_shard_modify_mode", "sequential");
 }
 
 std::optional<std::string> citus_lock_held() {

@@ -1,5 +1,8 @@
-// Citus, as partheal sees it: which node this is, whether a table is in
-// Citus's metadata, and what the other nodes' sequences have drawn. Read
+// Citus's calls, as partheal makes them: which node this is, whether a
+// table is in Citus's metadata, commands on the coordinator, lock timeouts
+// on the worker nodes, Citus's own locks. What partheal does with them
+// across the cluster (the nodes' sequence positions, distributing a window
+// before its attach) is citus/'s. Read
 // from Citus's own catalogs (pg_dist_local_group, pg_dist_partition,
 // pg_dist_node) and through its run_command_on_* functions, never from
 // message text. Without the citus extension in this database every answer
@@ -46,17 +49,29 @@ std::string run_on_coordinator(const std::string& command);
 // g << kNodeRangeBits on.
 constexpr int kNodeRangeBits = 48;
 
-// What a sequence has drawn on every other primary node: Citus gives each
-// worker node a range of its own for a bigserial column (from its group id
-// << 48), so plain INSERTs there draw ids far from the coordinator's.
-struct NodePosition {
-  std::string node;  // "host:port"
-  int64 last_value = 0;
-  bool drawn = false;  // is_called: last_value was drawn
+// A node that is down costs this connection timeout once per call, not
+// Citus's default of 30 s.
+constexpr const char* kNodeConnectTimeoutMs = "2000";
+
+// Whether the citus extension is in this database.
+bool installed();
+
+// A text column of SPI's current result, "" when NULL. Needs SPI connected.
+std::string text_value(uint64 row, int col);
+
+// A table's row of pg_dist_partition, as much of it as partheal reads.
+struct DistRow {
+  char method = 0;    // partmethod: 'h' hash, 'n' none (single shard, local, reference)
+  char repmodel = 0;  // 's' streaming, 't' two-phase (reference tables)
+  uint32 colocation = 0;
+  std::string key;  // partkey: the distribution column, as Citus writes a Var
 };
-// The sequence goes by its schema and name, the same on every node. A node
-// that does not answer is left out, and said in `unreachable`.
-std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable);
+// Read by a scan under the catalog snapshot, not SQL: a statement's
+// snapshot, taken before a create_distributed_table that committed while
+// the statement waited for its lock (or a REPEATABLE READ transaction's),
+// would not see the row, and a table distributed meanwhile would be taken
+// for a plain one (its rows written into the coordinator's shells).
+std::optional<DistRow> dist_row(Oid relid);
 
 // Before DDL or DML of a distributed table, which Citus runs on the worker
 // nodes too, over this transaction's connections to them: their
@@ -82,26 +97,6 @@ bool may_wait_for_shard_move();
 // now: Citus's placement colocation lock, taken in SHARE, as a partition's
 // creation takes it, and let go at once.
 bool colocation_free(Oid relid);
-
-// A plain table about to be attached to the distributed table `parent`,
-// distributed first as Citus's ATTACH would distribute it (by the parent's
-// distribution column, or as a single shard, colocated with the parent),
-// and the coordinator's local copy of its rows, which Citus leaves on disk,
-// truncated. Before the ATTACH, while nothing refers to the table: Citus's
-// truncate cascades, and once attached the table has a clone of every
-// foreign key that references the parent, so the truncate would lock the
-// referencing tables' coordinator shells ACCESS EXCLUSIVE to the end of the
-// transaction and need TRUNCATE on them. A parent of another kind (a Citus
-// local table) is left to the ATTACH. Needs SPI connected.
-void distribute_for_attach(Oid table, Oid parent);
-
-// Before a partition named `partition_name` is distributed and attached to
-// the distributed table `parent`: Citus's sequential mode for the rest of
-// the (sub)transaction's GUC level, when its shard names or those of the
-// parent's partitions would reach 63 bytes, as Citus's own ATTACH does.
-// Set before any multi-shard query of the attach, since Citus keeps using
-// the parallel connections a transaction already opened.
-void sequential_if_long_shard_names(Oid parent, const std::string& partition_name);
 
 // A lock of Citus's own (its advisory locks on shards, colocation groups,
 // placements, rebalances and DDL serialization) that this transaction

@@ -6,6 +6,7 @@
 #include "partitions/time_zone.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/boundary.hpp"
+#include "citus/node_positions.hpp"
 #include "pg/citus.hpp"
 #include "pg/security.hpp"
 #include "pg/sequence.hpp"
@@ -81,9 +82,9 @@ RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wa
   // only when asked of them.
   h.by_node_ = true;
   if (!other_ranges) return h;
-  std::vector<pg::citus::NodePosition> nodes;
-  pg::as_role(owner, [&] { nodes = pg::citus::worker_positions(table.shape.sequence, nullptr); });
-  for (const pg::citus::NodePosition& n : nodes) {
+  std::vector<citus::NodePosition> nodes;
+  pg::as_role(owner, [&] { nodes = citus::worker_positions(table.shape.sequence, nullptr); });
+  for (const citus::NodePosition& n : nodes) {
     const int64 range = n.last_value >> kCitusRangeBits;
     if (!n.drawn || range <= 0 || n.last_value - c.retention_ids < (range << kCitusRangeBits))
       continue;
