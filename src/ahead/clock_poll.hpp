@@ -1,5 +1,5 @@
-// The worker's poll and catch-up of a time-keyed table: its windows follow
-// the clock (ahead/clock.hpp), not a sequence.
+// The look at a time-keyed table for create-ahead: its windows follow
+// the clock (ahead/clock.hpp), not a sequence; and the step that makes one.
 #pragma once
 
 #include <vector>

@@ -37,8 +37,7 @@ std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
   // resolved again on each node, where the owner could have put anything
   // under it, and Citus connects there as the current user.
   std::vector<citus::NodePosition> nodes;
-  pg::as_role(owner,
-              [&] { nodes = citus::worker_positions(table.shape.sequence, &unreachable); });
+  pg::as_role(owner, [&] { nodes = citus::worker_positions(table.shape.sequence, &unreachable); });
   std::string said;
   for (const std::string& u : unreachable) said += (said.empty() ? "" : "; ") + u;
   if (said != watch.unreachable_said && !said.empty())

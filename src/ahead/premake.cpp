@@ -44,7 +44,7 @@ std::vector<int64> keys_needed(const registry::ManagedTable& table) {
   std::optional<pg::SequencePosition> seq = pg::read_sequence(table.shape.sequence, true);
   if (!seq) return {};
   Draws d{seq->drawn ? seq->last : seq->next, seq->drawn, seq->increment, seq->cache};
-  // The worker's floor (catch_up.cpp): premake after the position's own.
+  // The worker's floor (sequence_poll.cpp): premake after the position's own.
   std::vector<int64_t> needed =
       needed_ids(d, table.config.partition_size, table.config.mark_percent,
                  table.config.premake + 1, Min(table.shape.key_max, seq->max_value));

@@ -27,11 +27,6 @@ extern "C" {
 
 namespace partheal::attach::reconcile {
 
-bool is_lock_wait(const PgError& e) {
-  return e.sqlerrcode() == ERRCODE_LOCK_NOT_AVAILABLE ||
-         e.sqlerrcode() == ERRCODE_T_R_DEADLOCK_DETECTED;
-}
-
 namespace {
 
 // ATTACH's scan of DEFAULT names, in its error, the table it found the row

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "attach/reconcile_internal.hpp"
+#include "attach/locks.hpp"
 #include "pg/boundary.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/spi.hpp"
@@ -18,7 +18,7 @@ extern "C" {
 #include "storage/lock.h"
 }
 
-namespace partheal::attach::reconcile {
+namespace partheal::attach::locks {
 
 namespace {
 
@@ -139,4 +139,9 @@ bool someone_waits_for_me() {
              SPI_OK_SELECT, {}, true) > 0;
 }
 
-}  // namespace partheal::attach::reconcile
+bool is_lock_wait(const PgError& e) {
+  return e.sqlerrcode() == ERRCODE_LOCK_NOT_AVAILABLE ||
+         e.sqlerrcode() == ERRCODE_T_R_DEADLOCK_DETECTED;
+}
+
+}  // namespace partheal::attach::locks

@@ -4,6 +4,8 @@
 // decide whether rows may move; attempt.cpp the attempt loop.
 #pragma once
 
+#include "attach/locks.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,9 @@ extern "C" {
 }
 
 namespace partheal::attach::reconcile {
+
+// The lock discipline (attach/locks.hpp), which every piece uses.
+using namespace locks;
 
 // Thrown inside the attach's subtransaction to roll back everything it did
 // (a table it created, rows it moved) and report default_holds_rows.
@@ -34,37 +39,6 @@ struct Names {
   std::string range;       // FROM (...) TO (...)
 };
 
-// locks.cpp
-
-// The budget of an attempt's lock waits (see locks.cpp), set at the start of
-// each attach_window.
-int lock_budget_ms();
-void set_lock_budget_ms(int ms);
-
-class LockBudget {
- public:
-  explicit LockBudget(TimestampTz started) : started_(started) {}
-  long left() const;
-  // lock_timeout for the next wait: one slice, or what is left if less.
-  void apply() const;
-
- private:
-  TimestampTz started_;
-};
-
-// Thrown inside an attempt when a lock it polls for is taken: the attempt's
-// subtransaction rolls back, releasing the locks it did get.
-struct LocksBusy {};
-
-using LockSet = std::vector<std::pair<Oid, LOCKMODE>>;
-LockSet attach_lock_set(const Parent& p, Oid table, bool locked);
-LockSet detach_lock_set(const Parent& p, Oid partition);
-LockSet parent_and_default_lock_set(const Parent& p);
-// held_since: when the parent was had, with a DEFAULT (writers wait then).
-void lock_all(const Parent& p, const LockSet& set, bool wait, const LockBudget& budget,
-              TimestampTz& held_since);
-bool someone_waits_for_me();
-
 // move.cpp
 
 int64 move_rows(const Parent& p, const Window& w, const Names& n, int64 batch_rows, Result& r);
@@ -75,7 +49,6 @@ bool published(const Parent& p);
 
 // attempt.cpp
 
-bool is_lock_wait(const PgError& e);
 Try attempt(const Parent& p, const Window& w, const Names& n, Oid table, bool locked, Result& r);
 
 }  // namespace partheal::attach::reconcile

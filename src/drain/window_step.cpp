@@ -70,7 +70,7 @@ void attach_range(const Pass& pass, const partitions::Range& range, Step& step,
   // would miss the rows: planned against the catalog as it is after the
   // move, it prunes DEFAULT for the window, and their copies in the window
   // are newer than its snapshot. So a move waits, outside this
-  // transaction, for the snapshots held now to go (drain_managed_defaults).
+  // transaction, for the snapshots held now to go (default_drain.cpp).
   if (rows > 0 && !pass.snapshots_gone) {
     step.held_back = true;
     step.held_window = step.window;

@@ -7,7 +7,7 @@
 #include "pg/sequence.hpp"
 #include "partitions/catalog.hpp"
 #include "heal/explicit_ids.hpp"
-#include "registry/retention_horizon.hpp"
+#include "retention/horizon.hpp"
 
 #include "errors.hpp"
 #include "partitions/key_space.hpp"
@@ -152,8 +152,8 @@ void refuse_keys_past_retention(const registry::ManagedTable& table, Relation pa
     return static_cast<__int128>(k) + c.partition_size >=
            (__int128{1} << pg::citus::kNodeRangeBits);
   });
-  const registry::RetentionHorizon horizon =
-      registry::retention_horizon(table, parent->rd_rel->relowner, true, other_ranges);
+  const retention::RetentionHorizon horizon =
+      retention::retention_horizon(table, parent->rd_rel->relowner, true, other_ranges);
   if (!horizon.any()) return;
   std::vector<partitions::Range> existing = partitions::attached_ranges(parent);
   for (int64 key : missing) {

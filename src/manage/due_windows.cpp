@@ -11,7 +11,7 @@
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
-#include "registry/retention_horizon.hpp"
+#include "retention/horizon.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -35,8 +35,8 @@ size_t say_due_windows(const registry::TableShape& shape, const registry::Config
   pg::guard([&] { relation_close(rel, NoLock); });
   // As the worker reads it, without waiting for a sequence or asking other
   // Citus nodes: what is certain now.
-  const registry::RetentionHorizon horizon =
-      registry::retention_horizon(table, owner, false, false);
+  const retention::RetentionHorizon horizon =
+      retention::retention_horizon(table, owner, false, false);
   if (!horizon.any()) return 0;
   const partitions::KeySpace keys = table.key_space();
   std::vector<std::string> due;

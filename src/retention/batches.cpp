@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "attach/detach.hpp"
+#include "retention/detach.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
@@ -60,7 +60,7 @@ Batch try_batch(Oid relid, TableWatch& watch,
     for (size_t i = 0; i < due_now.size() && i < 2 * kMostInBatch; ++i) {
       const partitions::Partition* part = due_now[i];
       if (batch.size() == kMostInBatch) break;
-      if (!attach::detach_batchable(p, part->relid)) continue;
+      if (!detach_batchable(p, part->relid)) continue;
       batch.push_back(part->relid);
       in_batch.push_back(part);
     }
@@ -69,8 +69,8 @@ Batch try_batch(Oid relid, TableWatch& watch,
   // Said from the catalog before the DROP takes the names away.
   std::vector<Retired> retired;
   for (const partitions::Partition* part : in_batch) retired.push_back(said(*part));
-  attach::BatchResult b;
-  pg::as_role(p.owner, [&] { b = attach::detach_batch(p, batch, keep_table, kBatchPollMs); });
+  BatchResult b;
+  pg::as_role(p.owner, [&] { b = detach_batch(p, batch, keep_table, kBatchPollMs); });
   if (b.detached > 0) {
     out.held_ms = b.parent_held_ms;
     for (size_t i = 0; i < batch.size(); ++i)

@@ -2,7 +2,7 @@
 // horizon has its due ones go together, up to kMostInBatch under one hold
 // of the parent (a DETACH and a DROP each, 2 to 6 ms on a busy 2-core box),
 // rather than one a round. Polled once, then queued for one slice
-// (attach/detach.hpp): polling alone never finds the parent free while
+// (retention/detach.hpp): polling alone never finds the parent free while
 // appenders follow each other. Batches that fail for their locks for 5 s
 // give way to the one-at-a-time path (DETACH CONCURRENTLY where it can);
 // one that fails otherwise is taken back whole, and the table's partitions

@@ -116,7 +116,7 @@ worker::StepResult Retention::failed(BackOffs& b, const PgError& error) {
 
 // The window went: counted and said.
 worker::StepResult Retention::detached(BackOffs& b) {
-  const bool kept = step_.result.outcome == attach::DetachOutcome::kDetached;
+  const bool kept = step_.result.outcome == DetachOutcome::kDetached;
   b.forget(step_.partition);
   b.watch.said_left.erase(step_.partition);
   registry::with_state(b.relid, [kept](registry::TableState& st) {
@@ -170,16 +170,16 @@ worker::StepResult Retention::settle(Oid relid, const std::optional<PgError>& er
   if (step_.foreign)
     return leave("it is a foreign table", "Detach and drop it yourself when its data may go.");
   switch (step_.result.outcome) {
-    case attach::DetachOutcome::kDropped:
-    case attach::DetachOutcome::kDetached:
+    case DetachOutcome::kDropped:
+    case DetachOutcome::kDetached:
       return detached(b);
-    case attach::DetachOutcome::kReferenced:
+    case DetachOutcome::kReferenced:
       return leave(step_.result.reason,
                    "Drop the foreign keys that reference the table, and partheal detaches it "
                    "within a minute; or detach it yourself.");
-    case attach::DetachOutcome::kConcurrent:  // run in the step, and kDetached since
+    case DetachOutcome::kConcurrent:  // run in the step, and kDetached since
       return result(worker::Outcome::kDone);
-    case attach::DetachOutcome::kBusy:
+    case DetachOutcome::kBusy:
       break;
   }
   // Gave way to a heal request: served next, and the window is tried again

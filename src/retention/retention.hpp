@@ -8,7 +8,7 @@
 // horizon is touched.
 //
 // The DETACH takes the parent, the window and DEFAULT with the attach's
-// lock discipline (attach/detach.hpp): polled, then queued within a small
+// lock discipline (retention/detach.hpp): polled, then queued within a small
 // budget, and given up (and retried with back-off) when another
 // transaction holds them. A window that foreign keys reference is left
 // attached and said once. One window per table per round, oldest first;

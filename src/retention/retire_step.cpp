@@ -15,7 +15,7 @@
 #include "pg/security.hpp"
 #include "pg/top_level.hpp"
 #include "registry/registry.hpp"
-#include "registry/retention_horizon.hpp"
+#include "retention/horizon.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -34,7 +34,7 @@ struct Table {
   registry::TablePtr registration;
   std::vector<partitions::Partition> parts;
   std::optional<partitions::Partition> pending;
-  std::optional<registry::RetentionHorizon> horizon;
+  std::optional<retention::RetentionHorizon> horizon;
   std::optional<partitions::KeySpace> keys;
 
   Retired said(const partitions::Partition& part) const {
@@ -84,7 +84,7 @@ bool read_table(Oid relid, BackOffs& back_offs, Table& t) {
   if (t.pending) present.push_back(t.pending->relid);
   back_offs.keep_only(present);
   t.keys = t.registration->key_space();
-  t.horizon = registry::retention_horizon(*t.registration, owner, false);
+  t.horizon = retention::retention_horizon(*t.registration, owner, false);
   return t.horizon->any();
 }
 
@@ -104,8 +104,8 @@ void finalize_pending(Oid relid, BackOffs& back_offs, const Table& t, Step& step
   attach::Parent p = attach::describe_parent(relid);
   const Oid partition = t.pending->relid;
   pg::as_role(p.owner, [&] {
-    step.top_level_sql = attach::prepare_finalize(p, partition, &worker::Schedule::heal_waiting_now,
-                                                  gave_way_to_heal);
+    step.top_level_sql =
+        prepare_finalize(p, partition, &worker::Schedule::heal_waiting_now, gave_way_to_heal);
   });
   step.owner = p.owner;
 }
@@ -128,11 +128,11 @@ void detach_oldest(Oid relid, BackOffs& back_offs, const Table& t, Step& step,
     attach::Parent p = attach::describe_parent(relid);
     attempting = Attempt{part.relid, false, back_offs.early(part.relid)};
     pg::as_role(p.owner, [&] {
-      step.result = attach::detach_partition(p, partition, c.retention_keep_table, give_way);
+      step.result = detach_partition(p, partition, c.retention_keep_table, give_way);
     });
     step.owner = p.owner;
     step.keep = c.retention_keep_table;
-    if (step.result.outcome == attach::DetachOutcome::kConcurrent) {
+    if (step.result.outcome == DetachOutcome::kConcurrent) {
       step.concurrent = true;
       step.top_level_sql = step.result.concurrent_sql;
       step.drop = !step.keep;
@@ -153,8 +153,8 @@ void retire_one(Oid relid, BackOffs& back_offs, Step& step, std::optional<Attemp
     // DETACH of another partition is allowed next to a pending one, DETACH
     // CONCURRENTLY not. A DETACH CONCURRENTLY still waiting in its second
     // transaction holds no lock: its own end completes it.
-    const bool pending_waits = t.pending && (back_offs.backing_off(t.pending->relid) ||
-                                             attach::detach_running_elsewhere());
+    const bool pending_waits =
+        t.pending && (back_offs.backing_off(t.pending->relid) || detach_running_elsewhere());
     if (t.pending && !pending_waits) {
       finalize_pending(relid, back_offs, t, step, attempting, gave_way_to_heal);
       return;
@@ -204,10 +204,9 @@ void retire_step(Oid relid, BackOffs& back_offs, Step& step, std::optional<Attem
   if (step.drop) {
     const Oid partition = step.partition;
     const Oid owner = step.owner;
-    pg::with_own_sql({}, [&] { pg::as_role(owner, [&] { attach::drop_detached(partition); }); });
+    pg::with_own_sql({}, [&] { pg::as_role(owner, [&] { drop_detached(partition); }); });
   }
-  step.result.outcome =
-      step.drop ? attach::DetachOutcome::kDropped : attach::DetachOutcome::kDetached;
+  step.result.outcome = step.drop ? DetachOutcome::kDropped : DetachOutcome::kDetached;
 }
 
 }  // namespace partheal::retention

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "attach/detach.hpp"
+#include "retention/detach.hpp"
 #include "pg/postgres.hpp"
 #include "retention/back_off.hpp"
 #include "retention/batches.hpp"
@@ -31,7 +31,7 @@ struct Step {
   std::string top_level_sql;  // DETACH CONCURRENTLY or FINALIZE, run outside SPI
   bool ran_top_level = false;
   Oid owner = InvalidOid;
-  attach::DetachResult result;
+  DetachResult result;
 };
 
 struct Attempt {

@@ -87,7 +87,7 @@ struct DatabaseSeen {
 };
 long launcher_round(const std::vector<DatabaseSeen>& databases);
 
-// The worker, after each poll round.
+// The scheduler, after each round (worker/scheduler.cpp).
 void count_round(Oid dboid);
 
 // For partheal_workers(): a copy of the entries in use.

@@ -1,5 +1,5 @@
 // detach_partition: retention's DETACH, with the attach's locks.
-#include "attach/detach.hpp"
+#include "retention/detach.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attach/reconcile_internal.hpp"
+#include "attach/locks.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
 #include "pg/error.hpp"
@@ -29,7 +29,9 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
-namespace partheal::attach {
+namespace partheal::retention {
+
+using attach::Parent;
 
 namespace {
 
@@ -59,7 +61,7 @@ long since_ms(TimestampTz t) {
 // What the DETACH and the DROP lock besides the parent's set: the window's
 // own partitions, and the tables its foreign keys point to (a DROP removes
 // their action triggers, under ACCESS EXCLUSIVE), all polled for alike.
-void add_window_tree(Oid partition, reconcile::LockSet& set) {
+void add_window_tree(Oid partition, attach::locks::LockSet& set) {
   Oid types[] = {OIDOID};
   Datum values[] = {ObjectIdGetDatum(partition)};
   uint64 n = pg::spi::execute(
@@ -99,28 +101,16 @@ bool has_rules_on(Oid partition) {
 // Citus refuses DETACH CONCURRENTLY of a distributed table's partition
 // ("currently unsupported"): such a partition is detached under the polled
 // locks.
-bool detach_concurrently(const Parent& p, Oid partition, const reconcile::LockSet& tree) {
+bool detach_concurrently(const Parent& p, Oid partition, const attach::locks::LockSet& tree) {
   if (OidIsValid(p.default_relid) || !tree.empty() || p.citus) return false;
   const char kind = pg::guard([&] { return get_rel_relkind(partition); });
   return kind == RELKIND_RELATION && !has_rules_on(partition);
 }
 
-}  // namespace
-
-DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table,
-                              const std::function<bool()>& give_way) {
-  using namespace reconcile;
-  DetachResult r;
-  if (referenced(partition)) {
-    r.outcome = DetachOutcome::kReferenced;
-    r.reason = "foreign keys reference it";
-    return r;
-  }
-  set_lock_budget_ms(settings::attach_lock_budget_ms());
-  const int caller_lock_timeout_ms = pg::guard([] { return LockTimeout; });
-  LockSet tree;
-  add_window_tree(partition, tree);
-  const bool concurrent = detach_concurrently(p, partition, tree);
+// The locks a detach takes: CONCURRENTLY's, or the attach's discipline's
+// with the window's own partitions.
+attach::locks::LockSet detach_locks(const Parent& p, Oid partition,
+                                    const attach::locks::LockSet& tree, bool concurrent) {
   // CONCURRENTLY's first transaction takes SHARE UPDATE EXCLUSIVE on both,
   // which no writer or reader conflicts with. Its commit takes the window
   // out of every later statement, those of transactions already open too:
@@ -135,10 +125,69 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table,
   // transactions overlap there was none, and retention starved.) Holding
   // the command's own lock on the parent also means nothing (a CREATE
   // INDEX's SHARE) can come in between and close a cycle.
-  LockSet set =
-      concurrent ? LockSet{{p.relid, ShareUpdateExclusiveLock}, {partition, ShareRowExclusiveLock}}
-                 : detach_lock_set(p, partition);
+  attach::locks::LockSet set = concurrent
+                                   ? attach::locks::LockSet{{p.relid, ShareUpdateExclusiveLock},
+                                                            {partition, ShareRowExclusiveLock}}
+                                   : attach::locks::detach_lock_set(p, partition);
   if (!concurrent) set.insert(set.end(), tree.begin(), tree.end());
+  return set;
+}
+
+// What one attempt of a detach works with.
+struct Detach {
+  const Parent& p;
+  Oid partition;
+  const attach::locks::LockSet& set;
+  bool concurrent;
+  bool keep_table;
+  int caller_lock_timeout_ms;
+};
+
+// Inside an attempt's subtransaction: the locks, then the DETACH (and
+// DROP), or CONCURRENTLY's SQL for the caller to run at top level.
+void locked_detach(const Detach& d, bool queue, TimestampTz polling_since, TimestampTz& held_since,
+                   DetachResult& r) {
+  attach::locks::LockBudget budget(polling_since);
+  TimestampTz unused = 0;
+  attach::locks::lock_all(d.p, d.set, queue, budget, unused);
+  held_since = pg::guard([] { return GetCurrentTimestamp(); });
+  // Named only now, under the locks taken by OID: a rename in
+  // between could otherwise point the DDL at another table.
+  const std::string table = qualified(d.partition);
+  const std::string parent = qualified(d.p.relid);
+  if (d.concurrent) {
+    r.concurrent_sql =
+        fmt::format("ALTER TABLE {} DETACH PARTITION {} CONCURRENTLY", parent, table);
+    return;
+  }
+  budget.apply();
+  // On Citus the DETACH and DROP run on every worker node too: their
+  // lock waits there get the same bound, and then the caller's
+  // lock_timeout again.
+  if (d.p.citus) pg::citus::set_lock_timeout_on_nodes(pg::guard([] { return LockTimeout; }));
+  pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
+                   SPI_OK_UTILITY);
+  if (!d.keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
+  if (d.p.citus) pg::citus::restore_lock_timeout_on_nodes(d.caller_lock_timeout_ms);
+}
+
+}  // namespace
+
+DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table,
+                              const std::function<bool()>& give_way) {
+  using namespace attach::locks;
+  DetachResult r;
+  if (referenced(partition)) {
+    r.outcome = DetachOutcome::kReferenced;
+    r.reason = "foreign keys reference it";
+    return r;
+  }
+  set_lock_budget_ms(settings::attach_lock_budget_ms());
+  const int caller_lock_timeout_ms = pg::guard([] { return LockTimeout; });
+  LockSet tree;
+  add_window_tree(partition, tree);
+  const bool concurrent = detach_concurrently(p, partition, tree);
+  const attach::locks::LockSet set = detach_locks(p, partition, tree, concurrent);
   std::string last = "the locks were taken whenever partheal looked";
   const int attempts = settings::attach_lock_attempts;
   bool gave_way = false;
@@ -158,28 +207,8 @@ DetachResult detach_partition(const Parent& p, Oid partition, bool keep_table,
       TimestampTz held_since = 0;
       try {
         pg::in_subtransaction([&] {
-          LockBudget budget(polling_since);
-          TimestampTz unused = 0;
-          lock_all(p, set, queue, budget, unused);
-          held_since = pg::guard([] { return GetCurrentTimestamp(); });
-          // Named only now, under the locks taken by OID: a rename in
-          // between could otherwise point the DDL at another table.
-          const std::string table = qualified(partition);
-          const std::string parent = qualified(p.relid);
-          if (concurrent) {
-            r.concurrent_sql =
-                fmt::format("ALTER TABLE {} DETACH PARTITION {} CONCURRENTLY", parent, table);
-            return;
-          }
-          budget.apply();
-          // On Citus the DETACH and DROP run on every worker node too: their
-          // lock waits there get the same bound, and then the caller's
-          // lock_timeout again.
-          if (p.citus) pg::citus::set_lock_timeout_on_nodes(pg::guard([] { return LockTimeout; }));
-          pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
-                           SPI_OK_UTILITY);
-          if (!keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
-          if (p.citus) pg::citus::restore_lock_timeout_on_nodes(caller_lock_timeout_ms);
+          locked_detach({p, partition, set, concurrent, keep_table, caller_lock_timeout_ms}, queue,
+                        polling_since, held_since, r);
         });
         r.parent_held_ms = concurrent ? 0 : since_ms(held_since);
         r.held_since = held_since;
@@ -226,14 +255,14 @@ bool detach_batchable(const Parent& p, Oid partition) {
   if (p.citus || referenced(partition)) return false;
   const char kind = pg::guard([&] { return get_rel_relkind(partition); });
   if (kind != RELKIND_RELATION || has_rules_on(partition)) return false;
-  reconcile::LockSet tree;
+  attach::locks::LockSet tree;
   add_window_tree(partition, tree);
   return tree.empty();
 }
 
 BatchResult detach_batch(const Parent& p, const std::vector<Oid>& partitions, bool keep_table,
                          long poll_ms) {
-  using namespace reconcile;
+  using namespace attach::locks;
   BatchResult r;
   // Every wait of the batch, the polling and the one queued request, comes
   // out of one slice: a heal request or a writer waits that long at most,
@@ -343,4 +372,4 @@ void drop_detached(Oid table) {
   pg::spi::execute(fmt::format("DROP TABLE {}", qualified(table)), SPI_OK_UTILITY);
 }
 
-}  // namespace partheal::attach
+}  // namespace partheal::retention

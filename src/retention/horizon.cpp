@@ -1,4 +1,4 @@
-#include "registry/retention_horizon.hpp"
+#include "retention/horizon.hpp"
 
 #include <vector>
 
@@ -15,7 +15,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
-namespace partheal::registry {
+namespace partheal::retention {
 
 namespace {
 
@@ -93,4 +93,4 @@ RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wa
   return h;
 }
 
-}  // namespace partheal::registry
+}  // namespace partheal::retention

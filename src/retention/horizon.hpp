@@ -11,7 +11,10 @@
 #include "pg/postgres.hpp"
 #include "registry/registry.hpp"
 
-namespace partheal::registry {
+namespace partheal::retention {
+
+using registry::Config;
+using registry::ManagedTable;
 
 class RetentionHorizon {
  public:
@@ -44,4 +47,4 @@ class RetentionHorizon {
 RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wait,
                                    bool other_ranges = true);
 
-}  // namespace partheal::registry
+}  // namespace partheal::retention

@@ -14,7 +14,9 @@
 #include "attach/window.hpp"
 #include "pg/cancel_when.hpp"
 
-namespace partheal::attach {
+namespace partheal::retention {
+
+using attach::Parent;
 
 enum class DetachOutcome {
   kDropped,     // detached and dropped
@@ -103,4 +105,4 @@ bool detach_running_elsewhere();
 // what detach_partition needs.
 void drop_detached(Oid table);
 
-}  // namespace partheal::attach
+}  // namespace partheal::retention
