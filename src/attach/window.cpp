@@ -84,37 +84,19 @@ Parent describe_parent(Oid relid) {
     pg::pause_ms(5);
   }
   Relation rel = pg::open_existing(relid, AccessShareLock);
-  Parent p;
-  p.relid = relid;
-  p.name = text_of(RelationGetRelationName(rel));
-  p.schema = pg::guarded_text([&] { return get_namespace_name(RelationGetNamespace(rel)); });
-  p.owner = rel->rd_rel->relowner;
-  if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, fmt::format("\"{}\" is a temporary table", p.name), {},
+  if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP) {
+    const std::string name = text_of(RelationGetRelationName(rel));
+    pg::guard([&] { relation_close(rel, NoLock); });
+    pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED, fmt::format("\"{}\" is a temporary table", name), {},
              "partheal_attach_window works on permanent and unlogged tables; attach a window of a "
              "temporary table with ALTER TABLE ... ATTACH PARTITION.");
-  p.key = partitions::read_range_key(rel, p.name);
+  }
+  Parent p;
+  p.key = partitions::read_range_key(rel, text_of(RelationGetRelationName(rel)));
   p.columns = columns_of(rel);
   p.citus = pg::citus::is_citus_table(relid);
   partitions::refresh_partitions(rel);
-  Oid default_relid = pg::guard([&] {
-    PartitionDesc desc = RelationGetPartitionDesc(rel, true);
-    return desc->boundinfo != nullptr && partition_bound_has_default(desc->boundinfo)
-               ? desc->oids[desc->boundinfo->default_index]
-               : InvalidOid;
-  });
-  if (OidIsValid(default_relid)) {
-    p.default_relid = default_relid;
-    p.default_name = pg::guarded_text([&] { return get_rel_name(default_relid); });
-    p.default_schema =
-        pg::guarded_text([&] { return get_namespace_name(get_rel_namespace(default_relid)); });
-    pg::guard([&] {
-      char kind = get_rel_relkind(default_relid);
-      p.default_is_foreign = kind == RELKIND_FOREIGN_TABLE;
-      p.default_is_partitioned = kind == RELKIND_PARTITIONED_TABLE;
-    });
-    p.default_sql = pg::quoted(p.default_schema) + "." + pg::quoted(p.default_name);
-  }
+  static_cast<partitions::Parent&>(p) = partitions::read_parent(rel);
   pg::guard([&] { relation_close(rel, NoLock); });
   return p;
 }

@@ -5,23 +5,16 @@
 #include <optional>
 #include <string>
 
+#include "partitions/parent.hpp"
 #include "partitions/range_key.hpp"
 #include "pg/postgres.hpp"
 
 namespace partheal::attach {
 
-struct Parent {
-  Oid relid = InvalidOid;
-  std::string schema;
-  std::string name;
-  Oid owner = InvalidOid;
+// The parent as the attach sees it: partitions' model of it, with the key's
+// own operators and the columns a move copies.
+struct Parent : partitions::Parent {
   partitions::RangeKey key;
-  Oid default_relid = InvalidOid;  // no DEFAULT partition when invalid
-  std::string default_sql;         // schema.name, quoted
-  std::string default_schema;
-  std::string default_name;
-  bool default_is_foreign = false;
-  bool default_is_partitioned = false;
   // In Citus's metadata: its DEFAULT's rows are on the worker nodes' shards,
   // where ctid names no row the coordinator can lock (FOR UPDATE is refused
   // on a multi-shard query).

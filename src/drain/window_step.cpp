@@ -21,7 +21,6 @@
 
 extern "C" {
 #include "access/relation.h"
-#include "catalog/namespace.h"
 #include "utils/timestamp.h"
 }
 
@@ -180,8 +179,6 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired, 
     pg::guard([&] { relation_close(rel, NoLock); });
     if (table == nullptr || !table->drains_default()) return step;
     const partitions::KeySpace keys = table->key_space();
-    const char* schema = p.schema.c_str();
-    Oid namespace_oid = pg::guard([&] { return get_namespace_oid(schema, false); });
     // Anyone who can put a row in DEFAULT (an INSERT grant, a
     // cross-partition UPDATE, pg_write_all_data) chooses its key, and rows
     // cannot be traced to who wrote them: so the worker makes windows only
@@ -228,7 +225,7 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired, 
       step.horizon_key = keys.key_text(from);
       step.past_horizon = past_horizon;
     }
-    const Pass pass{relid, p, keys, existing, namespace_oid, snapshots_gone, schedule};
+    const Pass pass{relid, p, keys, existing, p.namespace_oid, snapshots_gone, schedule};
     // As the owner: the look into DEFAULT and the attach are the owner's
     // business, not the worker's superuser's.
     pg::as_role(p.owner, [&] {

@@ -90,24 +90,6 @@ Oid default_partition_unlocked(Oid relid) {
   });
 }
 
-ParentFacts read_parent(Relation parent) {
-  ParentFacts f;
-  f.name = RelationGetRelationName(parent);
-  f.namespace_oid = RelationGetNamespace(parent);
-  f.owner = parent->rd_rel->relowner;
-  const char* schema = guard([&] { return get_namespace_name(f.namespace_oid); });
-  f.schema = schema != nullptr ? schema : "";
-  PartitionKey key = guard([&] { return RelationGetPartitionKey(parent); });
-  if (key == nullptr || key->strategy != PARTITION_STRATEGY_RANGE || key->partnatts != 1 ||
-      (!integer_key_limits(key->parttypid[0], &f.key_min, &f.key_max) &&
-       !time_key_limits(key->parttypid[0], &f.key_min, &f.key_max)))
-    fail(ERRCODE_FEATURE_NOT_SUPPORTED,
-         "\"" + f.name + "\" is no longer partitioned by RANGE on one integer or time column");
-  f.key_type = key->parttypid[0];
-  f.default_partition = default_partition(parent);
-  return f;
-}
-
 namespace {
 
 // A range bound as the key space holds it: MINVALUE, MAXVALUE or a value,

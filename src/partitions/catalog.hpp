@@ -36,24 +36,6 @@ Oid default_partition(Relation parent);
 // partheal could not lock: committed state, no lock taken.
 Oid default_partition_unlocked(Oid relid);
 
-// What creating a partition needs to know of an opened parent, read from
-// its relcache entry (no check of whether partheal may manage it: that is
-// the registration's, once).
-struct ParentFacts {
-  std::string schema;
-  std::string name;
-  Oid namespace_oid = InvalidOid;
-  Oid owner = InvalidOid;
-  Oid key_type = InvalidOid;
-  int64 key_min = 0;  // the key type's own limits
-  int64 key_max = 0;
-  Oid default_partition = InvalidOid;
-};
-// Throws 0A000 when the parent is not partitioned by RANGE on one integer
-// or time column (it was, when it was registered; a registration can outlive that
-// only through a DROP and re-CREATE under the same OID, which cannot happen).
-ParentFacts read_parent(Relation parent);
-
 // The upper bound of the highest attached range partition, if any: read
 // without copying the others.
 std::optional<Bound> newest_upper(Relation parent);

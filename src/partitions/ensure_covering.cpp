@@ -9,6 +9,7 @@
 #include "errors.hpp"
 #include "partitions/catalog.hpp"
 #include "partitions/ensure_covering.hpp"
+#include "partitions/parent.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
@@ -53,7 +54,9 @@ void take_partition_lock(Oid relid, int64 number) {
 struct Plan {
   bool gave_way = false;
   bool needed = false;
-  ParentFacts parent;
+  Parent parent;
+  int64 key_min = 0;  // the key type's own limits
+  int64 key_max = 0;
   Range range;
 };
 
@@ -75,7 +78,8 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
   // committed so far, not a cached view that missed one (partitions/catalog.hpp).
   refresh_partitions(rel);
   plan.parent = read_parent(rel);
-  if (OidIsValid(plan.parent.default_partition) && !has_own_partition(rel, id)) {
+  key_limits(plan.parent, &plan.key_min, &plan.key_max);
+  if (OidIsValid(plan.parent.default_relid) && !has_own_partition(rel, id)) {
     // Only create-ahead gets here: a heal has no routing miss to heal.
     // Attaching would scan the DEFAULT partition under ACCESS EXCLUSIVE
     // and fail on any row it holds for the range: said, not done.
@@ -124,7 +128,7 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
 // LIKE, then ATTACH, as the parent's owner: never PARTITION OF.
 Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int64 id,
                           int caller_lock_timeout_ms) {
-  const ParentFacts& p = plan.parent;
+  const Parent& p = plan.parent;
   Ensured out;
   std::string child = free_child_name(p.namespace_oid, p.name, keys.suffix(plan.range.lower));
   out.partition = child;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "partitions/catalog.hpp"
+#include "partitions/parent.hpp"
 #include "pg/boundary.hpp"
 #include "pg/relation.hpp"
 #include "pg/spi.hpp"
@@ -58,7 +59,10 @@ bool max_of(Oid part, const std::string& column, Oid key_type, std::optional<int
 HighestKey highest_key(Oid parent_oid, const std::string& column) {
   HighestKey h;
   Relation parent = pg::open_existing(parent_oid, NoLock);
-  const ParentFacts facts = read_parent(parent);
+  const Parent facts = read_parent(parent);
+  int64 key_min = 0;
+  int64 key_max = 0;
+  key_limits(facts, &key_min, &key_max);  // 0A000 unless an integer or time key
   std::vector<Partition> parts = attached_partitions(parent);
   pg::guard([&] { relation_close(parent, NoLock); });
   std::optional<int64> found;
@@ -70,9 +74,9 @@ HighestKey highest_key(Oid parent_oid, const std::string& column) {
       break;
     }
   }
-  if (facts.default_partition != InvalidOid) {
+  if (facts.default_relid != InvalidOid) {
     std::optional<int64> m;
-    if (!max_of(facts.default_partition, column, facts.key_type, found, &m)) return h;
+    if (!max_of(facts.default_relid, column, facts.key_type, found, &m)) return h;
     if (m) found = m;
   }
   h.known = true;

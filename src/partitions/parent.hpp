@@ -1,0 +1,47 @@
+// One model of a partitioned parent: who it is, its key's type and its
+// DEFAULT partition, read once from an opened parent's relcache entry. The
+// heal's DDL (ensure_covering), the attach (attach::Parent adds the key's
+// operators and the columns a move copies), the drain and retention read a
+// parent here, and the DEFAULT partition is looked up in one place
+// (default_partition, catalog.hpp).
+#pragma once
+
+#include <string>
+
+#include "pg/postgres.hpp"
+
+extern "C" {
+#include "utils/relcache.h"
+}
+
+namespace partheal::partitions {
+
+struct Parent {
+  Oid relid = InvalidOid;
+  std::string schema;
+  std::string name;
+  Oid namespace_oid = InvalidOid;
+  Oid owner = InvalidOid;
+  Oid key_type = InvalidOid;  // the one RANGE key column's; InvalidOid when not one
+  // The DEFAULT partition, as the partition descriptor has it now.
+  Oid default_relid = InvalidOid;  // none when invalid
+  std::string default_schema;
+  std::string default_name;
+  std::string default_sql;  // schema.name, quoted
+  bool default_is_foreign = false;
+  bool default_is_partitioned = false;
+};
+
+// The parent as its relcache entry has it now; the caller holds a lock on
+// it. No check of whether partheal may manage it: that is the
+// registration's, once, or the attach's.
+Parent read_parent(Relation rel);
+
+// The key's own limits, for an integer or time key (times: finite, as
+// int64). Throws 0A000 when the parent is not partitioned by RANGE on one
+// integer or time column (it was, when it was registered; a registration
+// can outlive that only through a DROP and re-CREATE under the same OID,
+// which cannot happen).
+void key_limits(const Parent& parent, int64* min, int64* max);
+
+}  // namespace partheal::partitions
