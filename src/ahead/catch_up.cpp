@@ -35,7 +35,7 @@ namespace {
 // the catch-up. False while it is attached.
 bool note_default_partition(const worker::Look& look, TableWatch& watch) {
   const registry::ManagedTable& table = look.table;
-  if (!table.shape.has_default_partition) {
+  if (!table.shape.has_default_partition()) {
     watch.default_partition = InvalidOid;
     return true;
   }

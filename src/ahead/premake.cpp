@@ -58,12 +58,13 @@ void make_premade(const registry::ManagedTable& table) {
   const partitions::KeySpec spec = table.key_spec();
   // While a DEFAULT partition is attached, partheal makes no partitions
   // (partheal_manage warns a time-keyed table's owner of it).
-  if (table.shape.has_default_partition) return;
+  if (table.shape.has_default_partition()) return;
   for (int64 key : keys_needed(table)) {
     Relation rel = pg::open_existing(relid, AccessShareLock);
     partitions::refresh_partitions(rel);
-    const bool covered = table.shape.has_default_partition ? partitions::has_own_partition(rel, key)
-                                                           : partitions::routes(rel, key);
+    const bool covered = table.shape.has_default_partition()
+                             ? partitions::has_own_partition(rel, key)
+                             : partitions::routes(rel, key);
     pg::guard([&] { relation_close(rel, NoLock); });
     if (!covered) (void)partitions::ensure_covering(relid, key, spec);
   }

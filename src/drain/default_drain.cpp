@@ -50,7 +50,7 @@ class DefaultDrain final : public worker::Job {
   // A drained table with its DEFAULT attached; never a Citus worker node's
   // copy of a coordinator's registration.
   bool due(const worker::Look& look, worker::Schedule&) override {
-    return look.table.shape.has_default_partition && look.table.drains_default() &&
+    return look.table.shape.has_default_partition() && look.table.drains_default() &&
            !look.coordinators_own;
   }
 

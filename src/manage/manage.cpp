@@ -213,7 +213,7 @@ void refuse_unmanageable(Relation rel, const registry::TableShape& shape) {
              "would be attached outside the range its parent routes to it.",
              "Register the top-level table.");
   }
-  if (shape.has_default_partition && !shape.key_is_time)
+  if (shape.has_default_partition() && !shape.key_is_time)
     pg::fail(ERRCODE_FEATURE_NOT_SUPPORTED,
              fmt::format("\"{}\" has a DEFAULT partition", shape.name),
              "Rows without a partition of their own go to the DEFAULT partition, so no partition "
@@ -386,7 +386,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
     }
   }
   manage::register_table(shape, config);
-  if (shape.has_default_partition && registry::ManagedTable{shape, config}.drains_default())
+  if (shape.has_default_partition() && registry::ManagedTable{shape, config}.drains_default())
     pg::report(NOTICE, 0,
                fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
                            "go there, and the worker moves them into their windows",
@@ -401,7 +401,7 @@ PARTHEAL_SQL_FUNCTION(partheal_manage_time) {
                                   "partheal_attach_window's locks.",
                                   manage::drain_reach_text(config)),
                 "Give drain_default => false to leave the rows in DEFAULT."});
-  else if (shape.has_default_partition)
+  else if (shape.has_default_partition())
     pg::report(WARNING, 0,
                fmt::format("\"{}\" has a DEFAULT partition: rows without a window of their own "
                            "go there, and partheal makes no windows while it is attached",

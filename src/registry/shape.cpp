@@ -181,25 +181,21 @@ int64 sequence_increment(Oid sequence) {
 
 TableShape describe(Relation parent) {
   TableShape shape;
-  shape.relid = RelationGetRelid(parent);
   shape.name = RelationGetRelationName(parent);
-  shape.schema = guard([&] { return get_namespace_name(RelationGetNamespace(parent)); });
-
   if (parent->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
     fail(ERRCODE_WRONG_OBJECT_TYPE, fmt::format("\"{}\" is not a partitioned table", shape.name),
          {}, kShapeHint);
 
   PartitionKey key = range_key(parent, shape.name);
+  static_cast<partitions::Parent&>(shape) = partitions::read_parent(parent);
   shape.citus_table = pg::citus::is_citus_table(RelationGetRelid(parent));
   shape.key_attnum = key->partattrs[0];
-  shape.key_type = key->parttypid[0];
   Form_pg_attribute att = TupleDescAttr(RelationGetDescr(parent), shape.key_attnum - 1);
   shape.key_column = NameStr(att->attname);
   if (partitions::time_key_limits(shape.key_type, &shape.key_min, &shape.key_max)) {
     shape.key_is_time = true;
     find_id_column(parent, shape);
     if (shape.sequence != InvalidOid) shape.sequence_increment = sequence_increment(shape.sequence);
-    shape.has_default_partition = OidIsValid(partitions::default_partition(parent));
     return shape;
   }
   if (!partitions::integer_key_limits(shape.key_type, &shape.key_min, &shape.key_max))
@@ -221,7 +217,6 @@ TableShape describe(Relation parent) {
   shape.sequence_increment = sequence_increment(use.sequence);
   shape.default_is_partheal_nextval = use.via_partheal;
 
-  shape.has_default_partition = OidIsValid(partitions::default_partition(parent));
   return shape;
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "partitions/parent.hpp"
 #include "pg/postgres.hpp"
 
 extern "C" {
@@ -12,13 +13,12 @@ extern "C" {
 
 namespace partheal::registry {
 
-struct TableShape {
-  Oid relid = InvalidOid;
-  std::string schema;
-  std::string name;
+// partitions' model of the parent (who it is, its key's type, its DEFAULT),
+// with what a registration needs besides: the key's column and limits, the
+// id column and its sequence.
+struct TableShape : partitions::Parent {
   AttrNumber key_attnum = InvalidAttrNumber;
   std::string key_column;
-  Oid key_type = InvalidOid;
   int64 key_min = 0;  // the key type's own limits (times: finite, as int64)
   int64 key_max = 0;
   bool key_is_time = false;  // timestamptz, timestamp or date
@@ -40,7 +40,7 @@ struct TableShape {
   // The key's default is exactly nextval(sequence): what partheal_nextval
   // may replace and what partheal_unmanage puts back.
   bool default_is_plain_nextval = false;
-  bool has_default_partition = false;
+  bool has_default_partition() const { return OidIsValid(default_relid); }
   // In Citus's metadata: its rows live in shards on the worker nodes, so
   // they go in only through the executor, whose planner Citus hooks; the
   // coordinator's own partitions are empty shells. (Making a table
