@@ -9,6 +9,7 @@
 #include "pg/citus.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/own_sql.hpp"
+#include "pg/security.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -25,6 +26,13 @@ namespace partheal::citus {
 namespace {
 // What the read of a node's sequence waits for a lock on it there.
 constexpr int kNodeLockWaitMs = 1000;
+
+// The partition of `size` ids that holds `id`, as partitions' key math
+// numbers them (floor division).
+__int128 partitions_of(int64 id, int64 size) {
+  const __int128 q = static_cast<__int128>(id) / size;
+  return (id % size != 0 && id < 0) ? q - 1 : q;
+}
 }  // namespace
 
 std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable) {
@@ -86,6 +94,28 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
     }
     return out;
   });
+}
+
+bool NodeReach::needs(int64 id, int64 size, int64 reach, bool drawn) {
+  if (!nodes_) {
+    nodes_.emplace();
+    if (citus_table_ && pg::citus::role() == pg::citus::Role::kCoordinator)
+      pg::as_role(owner_, [&] { *nodes_ = worker_positions(sequence_, nullptr); });
+  }
+  const __int128 n = partitions_of(id, size);
+  for (const NodePosition& p : *nodes_) {
+    const __int128 node_at = partitions_of(p.last_value, size);
+    if (n >= node_at - reach && n <= node_at + reach) return true;
+    // Drawn on that node: in its range, and its sequence is past it.
+    if (drawn && p.drawn && id <= p.last_value &&
+        id >> pg::citus::kNodeRangeBits == p.last_value >> pg::citus::kNodeRangeBits)
+      return true;
+  }
+  return false;
+}
+
+bool may_be_in_node_range(int64 key, int64 size) {
+  return static_cast<__int128>(key) + size >= (__int128{1} << pg::citus::kNodeRangeBits);
 }
 
 }  // namespace partheal::citus

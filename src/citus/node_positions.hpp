@@ -6,6 +6,7 @@
 // band are each node's.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,29 @@ struct NodePosition {
 // that does not answer is left out, and said in `unreachable`. Empty
 // without Citus, and for a sequence that is not bigint.
 std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string>* unreachable);
+
+// The worker nodes' positions of a Citus table's sequence, read (a round
+// trip to each node, as `owner`) at the first question, for the
+// questions a heal asks of one batch of ids. Off the coordinator, and for
+// a table not in Citus's metadata, no node's traffic needs any id.
+class NodeReach {
+ public:
+  NodeReach(bool citus_table, Oid sequence, Oid owner)
+      : citus_table_(citus_table), sequence_(sequence), owner_(owner) {}
+  // Whether a worker node's traffic needs `id`: within `reach` partitions
+  // of `size` ids of its position, or, `drawn` there, in its range below
+  // its position.
+  bool needs(int64 id, int64 size, int64 reach, bool drawn);
+
+ private:
+  bool citus_table_;
+  Oid sequence_;
+  Oid owner_;
+  std::optional<std::vector<NodePosition>> nodes_;
+};
+
+// Whether a key of a `size`-id partition may fall in a worker node's range
+// (from 1 << 48 on): only then are the nodes asked.
+bool may_be_in_node_range(int64 key, int64 size);
 
 }  // namespace partheal::citus

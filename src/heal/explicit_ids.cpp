@@ -15,7 +15,6 @@
 #include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
 #include "citus/node_positions.hpp"
-#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/security.hpp"
 #include "settings.hpp"
@@ -67,29 +66,11 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
   // On the Citus coordinator, each worker node draws from a range of its
   // own: an id near any node's position is one that node's traffic needs.
   // Read (a round trip to each node) only for an id outside the local window.
-  std::optional<std::vector<citus::NodePosition>> nodes;
-  auto near_a_node = [&](int64 id) {
-    if (!nodes) {
-      nodes.emplace();
-      if (shape.citus_table && pg::citus::role() == pg::citus::Role::kCoordinator)
-        pg::as_role(parent->rd_rel->relowner,
-                    [&] { *nodes = citus::worker_positions(shape.sequence, nullptr); });
-    }
-    const __int128 n = partitions::partition_number(id, size);
-    for (const citus::NodePosition& p : *nodes) {
-      __int128 node_at = partitions::partition_number(p.last_value, size);
-      if (n >= node_at - reach && n <= node_at + reach) return true;
-      // Drawn on that node: in its range, and its sequence is past it.
-      if (drawn_on_a_node && p.drawn && id <= p.last_value &&
-          id >> pg::citus::kNodeRangeBits == p.last_value >> pg::citus::kNodeRangeBits)
-        return true;
-    }
-    return false;
-  };
+  citus::NodeReach nodes(shape.citus_table, shape.sequence, parent->rd_rel->relowner);
   for (int64 id : missing) {
     __int128 n = partitions::partition_number(id, size);
     if (n >= at - reach && n <= at + reach) continue;
-    if (near_a_node(id)) continue;
+    if (nodes.needs(id, size, reach, drawn_on_a_node)) continue;
     pg::fail(ERRCODE_INSUFFICIENT_PRIVILEGE,
              fmt::format("id {} of \"{}\" needs a partition that only the table's owner may have "
                          "created",
@@ -149,8 +130,7 @@ void refuse_keys_past_retention(const registry::ManagedTable& table, Relation pa
   // as the owner, as for the window of given ids.
   // The worker nodes are asked only for a key in one of their ranges.
   const bool other_ranges = !c.by_time && std::any_of(missing.begin(), missing.end(), [&](int64 k) {
-    return static_cast<__int128>(k) + c.partition_size >=
-           (__int128{1} << pg::citus::kNodeRangeBits);
+    return citus::may_be_in_node_range(k, c.partition_size);
   });
   const retention::RetentionHorizon horizon =
       retention::retention_horizon(table, parent->rd_rel->relowner, true, other_ranges);
