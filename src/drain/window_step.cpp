@@ -198,14 +198,14 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired, 
     __int128 lowest = at - c.premake;
     std::optional<int64> horizon;
     if (c.has_retention())
-      horizon = partitions::retention_horizon(keys, c.time_zone.c_str(), c.retention_months,
-                                              c.retention_days, c.retention_us, now);
+      horizon = partitions::key_before_now(keys, c.time_zone.c_str(), c.retention_months,
+                                           c.retention_days, c.retention_us, now);
     const int64 reach_back_key =
         horizon ? *horizon
         : c.has_drain_reach()
-            ? partitions::retention_horizon(keys, c.time_zone.c_str(), c.drain_reach_months,
-                                            c.drain_reach_days, c.drain_reach_us, now)
-            : partitions::retention_horizon(keys, c.time_zone.c_str(), 0, kReachBackDays, 0, now);
+            ? partitions::key_before_now(keys, c.time_zone.c_str(), c.drain_reach_months,
+                                         c.drain_reach_days, c.drain_reach_us, now)
+            : partitions::key_before_now(keys, c.time_zone.c_str(), 0, kReachBackDays, 0, now);
     lowest = std::min(lowest, static_cast<__int128>(keys.number_of(reach_back_key)));
     lowest = std::max(lowest, at - kMostWindowsBack);
     int64 from = keys.spec().min;

@@ -139,8 +139,8 @@ int64 wall_clock_offset(int64 now) {
   });
 }
 
-int64 retention_horizon(const KeySpace& keys, const char* zone, int32 months, int32 days, int64 us,
-                        int64 now) {
+int64 key_before_now(const KeySpace& keys, const char* zone, int32 months, int32 days, int64 us,
+                     int64 now) {
   const bool zoned = keys.spec().zoned;
   const bool date_key = keys.spec().date_key;
   const int64 wall = now + clock_offset(keys, now);

@@ -31,13 +31,14 @@ int64 clock_offset(const KeySpace& keys, int64 now);
 // `now`, in microseconds, whatever the key.
 int64 wall_clock_offset(int64 now);
 
-// Retention's horizon as a key: now - retention, subtracted on the wall
+// The key an interval before now (months, days, us), subtracted on the wall
 // clock of the key (the zone's, for a timestamptz; calendar days and months
-// keep their local length across a DST change). A window whose upper bound
-// is at or below it holds nothing newer than the retention period. For a
-// date key, the last midnight at or before it, in days.
-int64 retention_horizon(const KeySpace& keys, const char* zone, int32 months, int32 days, int64 us,
-                        int64 now);
+// keep their local length across a DST change): retention's horizon
+// (retention/horizon.hpp), and how far back the drain reaches. A window
+// whose upper bound is at or below it holds nothing newer than the
+// interval. For a date key, the last midnight at or before it, in days.
+int64 key_before_now(const KeySpace& keys, const char* zone, int32 months, int32 days, int64 us,
+                     int64 now);
 
 // The finite limits of a timestamptz, timestamp or date key as int64
 // (microseconds or days since 2000-01-01); false for any other type.

@@ -42,9 +42,8 @@ RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wa
     // The clock now, not the transaction's start: the horizon only moves
     // on, so a heal's check is the stricter of the two.
     const int64 now = pg::guard([] { return GetCurrentTimestamp(); });
-    h.own_ =
-        partitions::retention_horizon(table.key_space(), c.time_zone.c_str(), c.retention_months,
-                                      c.retention_days, c.retention_us, now);
+    h.own_ = partitions::key_before_now(table.key_space(), c.time_zone.c_str(), c.retention_months,
+                                        c.retention_days, c.retention_us, now);
     return h;
   }
   if (!table.shape.citus_table) {
