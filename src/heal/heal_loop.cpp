@@ -9,6 +9,7 @@
 #include "heal/heal_loop.hpp"
 #include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
+#include "citus/relayed_errors.hpp"
 #include "pg/citus.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
@@ -121,29 +122,16 @@ void heal(const registry::ManagedTable& table, Relation parent, const std::vecto
 
 }  // namespace
 
-namespace {
-
-// An error Citus raised on a shard's behalf: by where it was raised (the
-// ErrorData's function name: Citus's two relaying functions), and with a
-// SQLSTATE a routing miss can come back as.
-bool relayed_by_citus(const ErrorFields& f) {
-  return (f.funcname == "ReportResultError" && f.sqlerrcode == ERRCODE_CHECK_VIOLATION) ||
-         (f.funcname == "ReportCopyError" && f.sqlerrcode == ERRCODE_INTERNAL_ERROR);
-}
-
-}  // namespace
-
 Miss routing_miss(const PgError& e, Oid parent) {
   const ErrorFields& f = e.fields();
   // A CHECK constraint names itself; routing and partition-bound failures do
   // not. Routing names the partitioned table it failed at, a bound failure
   // names a leaf partition.
   if (!f.constraint_name.empty()) return Miss::kNone;
-  if (f.table_name.empty() && f.schema_name.empty() && relayed_by_citus(f))
-    // Citus relays a shard's error with its SQLSTATE, message, detail, hint
-    // and context only (and a multi-row INSERT's, sent as COPY, without even
-    // the SQLSTATE: XX000): a routing miss at the parent's shard and a CHECK
-    // violation there look the same. Only a table in Citus's metadata has
+  if (f.table_name.empty() && f.schema_name.empty() &&
+      citus::relayed_from_shard(f.funcname, f.sqlerrcode))
+    // A routing miss at a shard and a CHECK violation there look the same
+    // (citus/relayed_errors.hpp). Only a table in Citus's metadata has
     // shards; the loop tells the two apart by the catalog.
     return pg::citus::is_citus_table(parent) ? Miss::kRelayed : Miss::kNone;
   if (f.sqlerrcode != ERRCODE_CHECK_VIOLATION || f.table_name.empty() || f.schema_name.empty())
