@@ -94,8 +94,11 @@ $node->safe_psql('postgres', q{
   CREATE EVENT TRIGGER refuse_shaky ON ddl_command_end EXECUTE FUNCTION refuse_shaky();
   SELECT count(*) FROM partheal_append('shaky', '[{}, {}, {}, {}, {}, {}, {}, {}]');
 });
-$node->wait_for_log(qr/WARNING:  PHL04 create-ahead of partition 1 of "public.shaky" dropped after 4 attempts: shaky_p10 refused/);
-ok($node->log_contains(qr/LOG:  PHL03 could not create the partition of "public.shaky" for id 10: shaky_p10 refused/),
+# The attempt is for the partition the mark claims, 1 unless a poll saw
+# the eight draws under way (as under valgrind) and raised the headroom;
+# whichever it is, it starts with the refused shaky_p10.
+$node->wait_for_log(qr/WARNING:  PHL04 create-ahead of partition \d+ of "public.shaky" dropped after 4 attempts: shaky_p10 refused/);
+ok($node->log_contains(qr/LOG:  PHL03 could not create the partition of "public.shaky" for id \d+: shaky_p10 refused/),
   'PHL03 names the table as PHL01 and PHL02 do');
 # The worker's catch-up also tries the partition each poll round, with a
 # backoff; each failure is counted.

@@ -352,7 +352,9 @@ ok(defined PartHeal::logged_within($node,
 my $ahead = $sql->(q{SELECT 'rr_p' || to_char((now() AT TIME ZONE 'UTC')::date + 2, 'YYYYMMDD')});
 ok(defined $within->(qq{SELECT to_regclass('$ahead') IS NOT NULL}, 30),
   'g: windows ahead are made while the move is held back');
-$sql->(qq{ALTER TABLE rr DETACH PARTITION $ahead; DROP TABLE $ahead});
+# In one transaction: a round between the two would see the window missing
+# and its name still taken, and make it under another name.
+$sql->(qq{BEGIN; ALTER TABLE rr DETACH PARTITION $ahead; DROP TABLE $ahead; COMMIT});
 ok(defined $within->(qq{SELECT to_regclass('$ahead') IS NOT NULL}, 30),
   'g: and one taken away is made again');
 is($sql->(q{SELECT count(*) FROM ONLY rr_default}), '100', 'g: DEFAULT still holds the rows');
