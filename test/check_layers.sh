@@ -2,29 +2,30 @@
 # The layers of src/, as what each folder may include besides itself. The
 # arrows all point down: pg/ is the C++/PostgreSQL boundary (Citus's calls
 # included); citus/ is what partheal does across a Citus cluster with them
-# (the nodes' sequence positions, a window distributed before its attach);
-# partitions/
-# reads bounds and DEFAULT, holds the key space and names, and builds and
+# (the nodes' sequence positions, a window distributed before its attach,
+# the lock bound on the nodes); partitions/ reads bounds and DEFAULT (the
+# one model of a parent), holds the key space and names, and builds and
 # runs LIKE + ATTACH; registry/ is what partheal knows of a managed table;
 # worker/ holds the shared-memory protocols, the launcher, the worker's
-# loop and its scheduler, whose jobs are create-ahead's catch-up (ahead/),
-# the drain of DEFAULT (drain/) and retention (retention/); heal/, ahead/, manage/ and attach/ are the capabilities, none of
-# which includes another; append/ (partheal_append, partheal_reserve) puts
-# the heal loop and the worker's heal requests together, as drain/ (the
-# worker's drain of DEFAULT) puts attach's reconcile and the worker's
-# transactions together; gate/ (the insert gate under plain INSERTs) puts
-# the heal loop and append's way of making a partition under the executor;
-# partheal.cpp wires
-# the rest at _PG_init. A header named *_internal.hpp is for its own folder
-# only. errors.hpp and settings.hpp at the top of src/ are plain
-# definitions (SQLSTATEs, GUC values) that every folder may include.
-# Prints each include that breaks this, and exits 1 if any does.
+# loop and its scheduler. ahead/ and attach/ are capabilities that include
+# no other; drain/ (the worker's drain of DEFAULT) and retention/ are jobs
+# of the scheduler built on attach's reconcile and lock discipline; heal/
+# and manage/ read retention's rule (retention/horizon.hpp, the one header
+# of retention/ for other folders); append/ (partheal_append,
+# partheal_reserve) puts the heal loop and the worker's heal requests
+# together; gate/ (the insert gate under plain INSERTs) puts the heal loop
+# and append's way of making a partition under the executor; partheal.cpp
+# wires the rest at _PG_init, the scheduler's jobs included. A header named
+# *_internal.hpp is for its own folder only. errors.hpp and settings.hpp at
+# the top of src/ are plain definitions (SQLSTATEs, GUC values) that every
+# folder may include. Prints each include that breaks this, and exits 1 if
+# any does.
 set -euo pipefail
 cd "$(dirname "$0")/../src"
 declare -A may=(
   [pg]=""
   [citus]="pg"
-  [partitions]="pg"
+  [partitions]="pg citus"
   [registry]="pg citus partitions"
   [worker]="pg partitions registry"
   [heal]="pg citus partitions registry retention"

@@ -13,6 +13,7 @@
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
 #include "citus/attach.hpp"
+#include "citus/lock_bound.hpp"
 #include "pg/citus.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/report.hpp"
@@ -144,12 +145,11 @@ std::optional<GiveUp> try_attach(const Parent& p, const Window& w, const Names& 
       // on Citus, what its DDL and the move wait for on the worker nodes too.
       pg::set_local_as_server("deadlock_timeout", kOwnDeadlockTimeoutMs);
       pg::set_local("lock_timeout", std::to_string(reconcile::lock_budget_ms()));
-      if (p.citus) {
-        pg::citus::set_lock_timeout_on_nodes(reconcile::lock_budget_ms());
-        citus::sequential_if_long_shard_names(p.relid, n.table_name);
-      }
-      pg::as_role(p.owner, [&] { attach_as_owner(p, w, n, existing, batch_rows, r); });
-      if (p.citus) pg::citus::restore_lock_timeout_on_nodes(caller_lock_timeout_ms);
+      citus::with_lock_bound_on_nodes(
+          p.citus, reconcile::lock_budget_ms(), caller_lock_timeout_ms, [&] {
+            if (p.citus) citus::sequential_if_long_shard_names(p.relid, n.table_name);
+            pg::as_role(p.owner, [&] { attach_as_owner(p, w, n, existing, batch_rows, r); });
+          });
     });
   } catch (const PgError& e) {
     if (!reconcile::is_lock_wait(e)) throw;

@@ -10,6 +10,7 @@
 
 #include "attach/locks.hpp"
 #include "pg/boundary.hpp"
+#include "citus/lock_bound.hpp"
 #include "pg/citus.hpp"
 #include "pg/error.hpp"
 #include "pg/guc_level.hpp"
@@ -161,14 +162,13 @@ void locked_detach(const Detach& d, bool queue, TimestampTz polling_since, Times
     return;
   }
   budget.apply();
-  // On Citus the DETACH and DROP run on every worker node too: their
-  // lock waits there get the same bound, and then the caller's
-  // lock_timeout again.
-  if (d.p.citus) pg::citus::set_lock_timeout_on_nodes(pg::guard([] { return LockTimeout; }));
-  pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
-                   SPI_OK_UTILITY);
-  if (!d.keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
-  if (d.p.citus) pg::citus::restore_lock_timeout_on_nodes(d.caller_lock_timeout_ms);
+  // On Citus the DETACH and DROP run on every worker node too.
+  citus::with_lock_bound_on_nodes(
+      d.p.citus, pg::guard([] { return LockTimeout; }), d.caller_lock_timeout_ms, [&] {
+        pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
+                         SPI_OK_UTILITY);
+        if (!d.keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
+      });
 }
 
 }  // namespace
