@@ -54,7 +54,10 @@ SELECT ahead_created >= 2 AS made_both_ahead FROM partheal_stats WHERE parent = 
 CREATE TABLE half (id bigserial) PARTITION BY RANGE (id);
 SELECT partheal_manage('half', 10, 50, premake => 0);
 SELECT count(*) FROM partheal_append('half', '[{}, {}, {}, {}, {}]');
-SELECT watermark, ahead_requested FROM partheal_stats WHERE parent = 'half'::regclass;
+-- The mark at id 5 claims partition 1 (the watermark); it requests it
+-- unless the worker's catch-up, which saw the five draws while the append
+-- waited for its heal of partition 0, made it first.
+SELECT watermark, ahead_requested <= 1 AS one_request_at_most FROM partheal_stats WHERE parent = 'half'::regclass;
 SELECT wait_for_partition('half_p10') AS created_ahead;
 
 -- mark_percent NULL turns create-ahead off for a table.
