@@ -105,6 +105,12 @@ void keep_windows(Oid dboid, int job, Oid relid, const std::vector<int64>& keep)
   const size_t n = keep.size();
   pg::guard([&] {
     LWLockAcquire(lock, LW_EXCLUSIVE);
+    // A scan visits every bucket: none at all when nothing backs off, the
+    // common case, asked at every step of retention.
+    if (hash_get_num_entries(entries) == 0) {
+      LWLockRelease(lock);
+      return;
+    }
     HASH_SEQ_STATUS scan;
     hash_seq_init(&scan, entries);
     while (auto* e = static_cast<Entry*>(hash_seq_search(&scan))) {
@@ -130,6 +136,10 @@ void forget_all_but(Oid dboid, const std::vector<Oid>* registered) {
   const bool all = registered == nullptr;
   pg::guard([&] {
     LWLockAcquire(lock, LW_EXCLUSIVE);
+    if (hash_get_num_entries(entries) == 0) {  // every round: mostly nothing backs off
+      LWLockRelease(lock);
+      return;
+    }
     HASH_SEQ_STATUS scan;
     hash_seq_init(&scan, entries);
     while (auto* e = static_cast<Entry*>(hash_seq_search(&scan))) {
