@@ -27,7 +27,7 @@ declare -A may=(
   [citus]="pg"
   [partitions]="pg citus"
   [registry]="pg citus partitions"
-  [worker]="pg partitions registry"
+  [worker]="pg citus partitions registry"
   [heal]="pg citus partitions registry retention"
   [ahead]="pg citus partitions registry worker"
   [manage]="pg citus partitions registry worker retention"
@@ -51,6 +51,13 @@ for f in *.cpp */*.cpp */*.hpp; do
     # retention/ nothing else is for other folders.
     if [ "$to" = retention ] && [ "$dir" != . ] && [ "$inc" != retention/horizon.hpp ]; then
       echo "$f includes $inc: of retention/ only horizon.hpp is for other folders"; bad=1
+    # Citus is one interface (citus/citus.hpp): Citus's own calls
+    # (pg/citus.hpp) are for citus/ alone, and of citus/ only that header is
+    # for other folders, so a capability asks in one line where Citus matters.
+    elif [ "$to" = citus ] && [ "$inc" != citus/citus.hpp ]; then
+      echo "$f includes $inc: of citus/ only citus.hpp, its one interface, is for other folders"; bad=1
+    elif [ "$inc" = pg/citus.hpp ] && [ "$dir" != citus ]; then
+      echo "$f includes pg/citus.hpp: Citus's calls are citus/'s; include citus/citus.hpp"; bad=1
     elif [[ "$inc" == *_internal.hpp ]]; then
       echo "$f includes $inc, which is internal to $to/"; bad=1
     elif [[ " ${may[$dir]} " != *" $to "* ]]; then
@@ -58,7 +65,10 @@ for f in *.cpp */*.cpp */*.hpp; do
     fi
   done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_]*\.hpp\)".*/\1/p' "$f")
 done
-[ "$bad" = 0 ] && echo "ok - every include in src/ points down its layers"
+while read -r hit; do
+  echo "$hit: Citus's own calls (pg::citus::) are citus/'s; ask through citus/citus.hpp"; bad=1
+done < <(grep -n 'pg::citus::' $(ls */*.cpp */*.hpp *.cpp | grep -vE '^(citus|pg)/') | cut -d: -f1,2)
+[ "$bad" = 0 ] && echo "ok - every include in src/ points down its layers, and Citus is asked through citus/citus.hpp"
 
 # The worker's scheduler owns the round (worker/scheduler.hpp): the jobs
 # (create-ahead's catch-up, the drain, retention) see only it of worker/,

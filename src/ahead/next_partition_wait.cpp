@@ -8,7 +8,7 @@
 #include "partitions/catalog.hpp"
 #include "partitions/key_space.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "worker/requests.hpp"
 
 extern "C" {
@@ -86,7 +86,7 @@ bool may_wait(Relation rel) {
   if (!writing) return false;
   // A Citus table's partition is distributed by the worker under Citus's
   // own locks too: its writers route on the shards; left to the poll.
-  if (pg::citus::is_citus_table(relid) || partitions::held_attach_lock_conflict(relid)) {
+  if (citus::Table::of(relid).in_metadata() || partitions::held_attach_lock_conflict(relid)) {
     seen.held_locks_in = pg::guard([] { return GetCurrentTransactionStartTimestamp(); });
     return false;
   }

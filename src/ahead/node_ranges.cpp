@@ -9,8 +9,7 @@
 #include "ahead/node_ranges.hpp"
 #include "errors.hpp"
 #include "pg/boundary.hpp"
-#include "citus/node_positions.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/relation.hpp"
 #include "pg/report.hpp"
 #include "pg/security.hpp"
@@ -30,8 +29,7 @@ namespace partheal::ahead {
 std::vector<std::vector<int64>> other_nodes_ids(Oid relid, Oid owner,
                                                 const registry::ManagedTable& table,
                                                 const pg::SequencePosition& seq, NodeWatch& watch) {
-  if (pg::citus::role() != pg::citus::Role::kCoordinator || !pg::citus::is_citus_table(relid))
-    return {};
+  if (!table.shape.citus.on_coordinator()) return {};
   std::vector<std::string> unreachable;
   // As the table's owner, as every other read of its sequence: the name is
   // resolved again on each node, where the owner could have put anything

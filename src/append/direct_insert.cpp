@@ -41,7 +41,7 @@ bool has_insert_triggers(const TriggerDesc* t) {
 }  // namespace
 
 bool direct_insert_fits(const Target& target, Relation parent, const Rows& rows) {
-  if (target.table().shape.citus_table || ExecutorCheckPerms_hook != nullptr ||
+  if (target.table().shape.citus.in_metadata() || ExecutorCheckPerms_hook != nullptr ||
       parent->rd_rules != nullptr || parent->rd_rel->relrowsecurity || target.has_generated() ||
       has_insert_triggers(parent->trigdesc))
     return false;

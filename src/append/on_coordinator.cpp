@@ -10,7 +10,7 @@
 
 #include "partitions/catalog.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/relation.hpp"
 #include "worker/requests.hpp"
@@ -94,7 +94,7 @@ partitions::Ensured make_on_coordinator(Oid relid, int64 key, const partitions::
       registry::extension_schema_sql(), literal(table),
       literal(partitions::KeySpace(spec).key_text(key)),
       coordinator_takes_drawn() ? (drawn ? ", true" : ", false") : "");
-  std::string answer = pg::citus::run_on_coordinator(command);
+  std::string answer = citus::run_on_coordinator(command);
   struct Outcome {
     bool failed = false;
     ErrorFields fields;
@@ -124,7 +124,7 @@ partitions::Ensured make_on_coordinator(Oid relid, int64 key, const partitions::
     return o;
   });
   if (outcome.failed) {
-    std::string coordinator = pg::citus::coordinator_address();
+    std::string coordinator = citus::coordinator_address();
     outcome.fields.context = fmt::format("creating the partition on the coordinator{}",
                                          coordinator.empty() ? "" : " (" + coordinator + ")");
     throw PgError(outcome.fields);

@@ -172,7 +172,7 @@ std::shared_ptr<PlannedDefaults> Target::defaults() {
 bool Target::still_fits(const registry::ManagedTable& now, Relation parent) const {
   const registry::TableShape& was = table_->shape;
   if (now.shape.schema != was.schema || now.shape.name != was.name ||
-      now.shape.identity_always != was.identity_always || now.shape.citus_table != was.citus_table)
+      now.shape.identity_always != was.identity_always || now.shape.citus != was.citus)
     return false;
   TupleDesc desc = RelationGetDescr(parent);
   return desc == desc_ || pg::guard([&] { return equalTupleDescs(desc, desc_); });

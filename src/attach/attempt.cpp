@@ -8,8 +8,7 @@
 #include "attach/reconcile_internal.hpp"
 #include "partitions/child_table.hpp"
 #include "pg/boundary.hpp"
-#include "citus/attach.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/error.hpp"
 #include "pg/pause.hpp"
@@ -70,7 +69,7 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     // coordinator's disk too: partheal distributes it first and drops that
     // copy before the ATTACH (pg/citus.hpp says why not after).
     // (Citus's NOTICEs, whose HINT asks for that, are kept from the caller.)
-    const bool distributes = p.citus && !pg::citus::is_citus_table(table);
+    const bool distributes = p.citus.distributes_on_attach(table);
     std::string attach = partitions::attach_partition_sql(p.schema, p.name, n.table_name, n.range);
     auto attach_now = [&] {
       if (!distributes) {
@@ -83,7 +82,7 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
         pg::spi::execute(attach, SPI_OK_UTILITY);
       });
     };
-    if (locked && !p.citus) {
+    if (locked && !p.citus.in_metadata()) {
       // Writers wait for all of the locked form, and each look for the
       // tail's rows, as ATTACH's own check, reads all of DEFAULT: the ATTACH
       // is tried first, since the bulk move usually left no row of the

@@ -27,8 +27,9 @@ int64 move_rows(const Parent& p, const Window& w, const Names& n, int64 batch_ro
       "INSERT INTO {0} ({1}) OVERRIDING SYSTEM VALUE SELECT {1} FROM moved", n.table, p.columns);
   // The tail, under ACCESS EXCLUSIVE, a partitioned DEFAULT (where ctid
   // names a row only within one leaf) and a Citus DEFAULT (whose rows are in
-  // shards) move in one plain statement.
-  if (batch_rows < 0 || p.default_is_partitioned || p.citus) {
+  // shards, where ctid names no row the coordinator can lock: FOR UPDATE is
+  // refused on a multi-shard query) move in one plain statement.
+  if (batch_rows < 0 || p.default_is_partitioned || p.citus.in_metadata()) {
     std::string sql = fmt::format("WITH moved AS (DELETE FROM {} WHERE {} RETURNING {}) {}",
                                   p.default_sql, predicate, p.columns, into);
     r.move_statements++;

@@ -12,9 +12,7 @@
 #include "errors.hpp"
 #include "pg/boundary.hpp"
 #include "pg/error.hpp"
-#include "citus/attach.hpp"
-#include "citus/lock_bound.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/report.hpp"
 #include "pg/security.hpp"
@@ -145,11 +143,10 @@ std::optional<GiveUp> try_attach(const Parent& p, const Window& w, const Names& 
       // on Citus, what its DDL and the move wait for on the worker nodes too.
       pg::set_local_as_server("deadlock_timeout", kOwnDeadlockTimeoutMs);
       pg::set_local("lock_timeout", std::to_string(reconcile::lock_budget_ms()));
-      citus::with_lock_bound_on_nodes(
-          p.citus, reconcile::lock_budget_ms(), caller_lock_timeout_ms, [&] {
-            if (p.citus) citus::sequential_if_long_shard_names(p.relid, n.table_name);
-            pg::as_role(p.owner, [&] { attach_as_owner(p, w, n, existing, batch_rows, r); });
-          });
+      p.citus.with_lock_bound_on_nodes(reconcile::lock_budget_ms(), caller_lock_timeout_ms, [&] {
+        p.citus.sequential_if_long_shard_names(n.table_name);
+        pg::as_role(p.owner, [&] { attach_as_owner(p, w, n, existing, batch_rows, r); });
+      });
     });
   } catch (const PgError& e) {
     if (!reconcile::is_lock_wait(e)) throw;

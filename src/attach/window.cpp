@@ -7,7 +7,6 @@
 #include "attach/window.hpp"
 #include "partitions/catalog.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/pause.hpp"
 #include "pg/relation.hpp"
@@ -94,7 +93,6 @@ Parent describe_parent(Oid relid) {
   Parent p;
   p.key = partitions::read_range_key(rel, text_of(RelationGetRelationName(rel)));
   p.columns = columns_of(rel);
-  p.citus = pg::citus::is_citus_table(relid);
   partitions::refresh_partitions(rel);
   static_cast<partitions::Parent&>(p) = partitions::read_parent(rel);
   pg::guard([&] { relation_close(rel, NoLock); });

@@ -15,10 +15,6 @@ namespace partheal::attach {
 // own operators and the columns a move copies.
 struct Parent : partitions::Parent {
   partitions::RangeKey key;
-  // In Citus's metadata: its DEFAULT's rows are on the worker nodes' shards,
-  // where ctid names no row the coordinator can lock (FOR UPDATE is refused
-  // on a multi-shard query).
-  bool citus = false;
   std::string columns;  // the columns a move copies, quoted: generated ones are recomputed
 };
 

@@ -99,7 +99,7 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
 bool NodeReach::needs(int64 id, int64 size, int64 reach, bool drawn) {
   if (!nodes_) {
     nodes_.emplace();
-    if (citus_table_ && pg::citus::role() == pg::citus::Role::kCoordinator)
+    if (table_.on_coordinator())
       pg::as_role(owner_, [&] { *nodes_ = worker_positions(sequence_, nullptr); });
   }
   const __int128 n = partitions_of(id, size);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "citus/table.hpp"
 #include "pg/postgres.hpp"
 
 namespace partheal::citus {
@@ -31,15 +32,15 @@ std::vector<NodePosition> worker_positions(Oid sequence, std::vector<std::string
 // a table not in Citus's metadata, no node's traffic needs any id.
 class NodeReach {
  public:
-  NodeReach(bool citus_table, Oid sequence, Oid owner)
-      : citus_table_(citus_table), sequence_(sequence), owner_(owner) {}
+  NodeReach(const Table& table, Oid sequence, Oid owner)
+      : table_(table), sequence_(sequence), owner_(owner) {}
   // Whether a worker node's traffic needs `id`: within `reach` partitions
   // of `size` ids of its position, or, `drawn` there, in its range below
   // its position.
   bool needs(int64 id, int64 size, int64 reach, bool drawn);
 
  private:
-  bool citus_table_;
+  Table table_;
   Oid sequence_;
   Oid owner_;
   std::optional<std::vector<NodePosition>> nodes_;

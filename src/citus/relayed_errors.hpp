@@ -7,11 +7,14 @@
 
 #include <string>
 
+#include "pg/postgres.hpp"
+
 namespace partheal::citus {
 
-// Whether an error was relayed from a shard, by where it was raised (the
-// ErrorData's function name: Citus's two relaying functions), with a
-// SQLSTATE a routing miss can come back as.
-bool relayed_from_shard(const std::string& funcname, int sqlerrcode);
+// Whether an error was relayed from a shard of `parent`, by where it was
+// raised (the ErrorData's function name: Citus's two relaying functions),
+// with a SQLSTATE a routing miss can come back as. Only a table in Citus's
+// metadata has shards: for any other, false.
+bool relayed_from_shard(const std::string& funcname, int sqlerrcode, Oid parent);
 
 }  // namespace partheal::citus

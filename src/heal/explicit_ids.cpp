@@ -14,7 +14,7 @@
 #include "partitions/time_zone.hpp"
 #include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
-#include "citus/node_positions.hpp"
+#include "citus/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/security.hpp"
 #include "settings.hpp"
@@ -66,7 +66,7 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
   // On the Citus coordinator, each worker node draws from a range of its
   // own: an id near any node's position is one that node's traffic needs.
   // Read (a round trip to each node) only for an id outside the local window.
-  citus::NodeReach nodes(shape.citus_table, shape.sequence, parent->rd_rel->relowner);
+  citus::NodeReach nodes(shape.citus, shape.sequence, parent->rd_rel->relowner);
   for (int64 id : missing) {
     __int128 n = partitions::partition_number(id, size);
     if (n >= at - reach && n <= at + reach) continue;
@@ -78,7 +78,7 @@ void refuse_explicit_ids_out_of_window(const registry::ManagedTable& table, Rela
              fmt::format("For a role that does not own the table, partheal creates partitions "
                          "for given ids only within partheal.max_ahead_partitions ({}) "
                          "partitions of the sequence position's{}.",
-                         reach, shape.citus_table ? " (on Citus, of any node's)" : ""),
+                         reach, shape.citus.in_metadata() ? " (on Citus, of any node's)" : ""),
              "Leave the id out to draw it from the sequence, or ask the table's owner to append "
              "it or create its partition.");
   }

@@ -9,8 +9,7 @@
 #include "heal/heal_loop.hpp"
 #include "heal/self_deadlock.hpp"
 #include "pg/boundary.hpp"
-#include "citus/relayed_errors.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
 #include "settings.hpp"
@@ -128,12 +127,11 @@ Miss routing_miss(const PgError& e, Oid parent) {
   // not. Routing names the partitioned table it failed at, a bound failure
   // names a leaf partition.
   if (!f.constraint_name.empty()) return Miss::kNone;
+  // A routing miss at a shard and a CHECK violation there look the same
+  // (citus/relayed_errors.hpp): told apart by the catalog.
   if (f.table_name.empty() && f.schema_name.empty() &&
-      citus::relayed_from_shard(f.funcname, f.sqlerrcode))
-    // A routing miss at a shard and a CHECK violation there look the same
-    // (citus/relayed_errors.hpp). Only a table in Citus's metadata has
-    // shards; the loop tells the two apart by the catalog.
-    return pg::citus::is_citus_table(parent) ? Miss::kRelayed : Miss::kNone;
+      citus::relayed_from_shard(f.funcname, f.sqlerrcode, parent))
+    return Miss::kRelayed;
   if (f.sqlerrcode != ERRCODE_CHECK_VIOLATION || f.table_name.empty() || f.schema_name.empty())
     return Miss::kNone;
   const char* schema = f.schema_name.c_str();

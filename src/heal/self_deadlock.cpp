@@ -7,7 +7,7 @@
 #include "heal/self_deadlock.hpp"
 #include "partitions/attach_locks.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/relation.hpp"
 
 extern "C" {
@@ -46,17 +46,16 @@ void refuse_self_deadlock(const registry::ManagedTable& table, Relation parent) 
   // which takes Citus's own locks too: one this transaction holds (in the
   // middle of create_distributed_table, a shard move, a rebalance,
   // citus_add_node) would hold the worker until a timeout.
-  if (pg::citus::is_citus_table(relid))
-    if (std::optional<std::string> held = pg::citus::citus_lock_held())
-      pg::fail(errors::kHealLockConflict,
-               fmt::format("cannot create a partition of {} while this transaction holds a lock "
-                           "of Citus's that distributing the partition needs",
-                           pg::relation_label(relid)),
-               fmt::format("This transaction holds {}; the worker that creates and distributes "
-                           "the partition takes Citus's colocation and shard locks.",
-                           *held),
-               "Append in a transaction of its own, before or after the Citus operation, or "
-               "create the partitions in an earlier transaction (partheal_reserve).");
+  if (std::optional<std::string> held = citus::Table::of(relid).lock_held_that_distribution_needs())
+    pg::fail(errors::kHealLockConflict,
+             fmt::format("cannot create a partition of {} while this transaction holds a lock "
+                         "of Citus's that distributing the partition needs",
+                         pg::relation_label(relid)),
+             fmt::format("This transaction holds {}; the worker that creates and distributes "
+                         "the partition takes Citus's colocation and shard locks.",
+                         *held),
+             "Append in a transaction of its own, before or after the Citus operation, or "
+             "create the partitions in an earlier transaction (partheal_reserve).");
   std::optional<partitions::HeldAttachLock> held = partitions::held_attach_lock_conflict(relid);
   if (!held) return;
   if (held->held_on != relid || held->needed == ShareUpdateExclusiveLock)

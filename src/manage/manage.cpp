@@ -15,7 +15,7 @@
 #include "registry/registry.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/relation.hpp"
 #include "pg/own_sql.hpp"
@@ -53,8 +53,8 @@ Relation open_owned(FunctionCallInfo fcinfo, const char* function) {
   // Citus copies neither partheal_config's rows nor the DDL of a worker
   // node's partheal worker to the other nodes: a registration made here
   // would be this node's alone, and its partitions could not be made.
-  pg::citus::refuse_on_worker_node(relid, fmt::format("{} runs", function),
-                                   "Run it on the coordinator.");
+  citus::Table::of(relid).refuse_on_worker_node(fmt::format("{} runs", function),
+                                                "Run it on the coordinator.");
   pg::guard([&] {
     if (!pg::compat::owns_relation(relid, GetUserId()))
       aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(rel->rd_rel->relkind),

@@ -3,7 +3,7 @@
 #include "partitions/child_table.hpp"
 #include "partitions/key_default.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -84,9 +84,10 @@ void create_child_table(unsigned int parent_relid, const std::string& schema,
                         const std::string& child, const std::string& parent) {
   // On a Citus worker node Citus refuses the DDL of its tables; partheal
   // says so first, naming the coordinator, whose worker makes them.
-  pg::citus::refuse_on_worker_node(parent_relid, "its partitions are made",
-                                   "The coordinator's partheal worker makes them, and Citus "
-                                   "copies them to every node.");
+  citus::Table::of(parent_relid)
+      .refuse_on_worker_node("its partitions are made",
+                             "The coordinator's partheal worker makes them, and Citus "
+                             "copies them to every node.");
   pg::spi::execute(create_like_sql(parent_relid, schema, child, parent), SPI_OK_UTILITY);
   const char* nsp = schema.c_str();
   const char* name = child.c_str();

@@ -12,8 +12,7 @@
 #include "partitions/parent.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/boundary.hpp"
-#include "citus/lock_bound.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/relation.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/report.hpp"
@@ -140,9 +139,8 @@ Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int
   // the parent), and the CREATE where it propagates one: their lock waits
   // there are bounded as here, and the rest of a caller's transaction
   // (partheal_manage's premake) has the caller's lock_timeout there again.
-  citus::with_lock_bound_on_nodes(
-      pg::citus::is_citus_table(relid), pg::guard([] { return LockTimeout; }),
-      caller_lock_timeout_ms, [&] {
+  p.citus.with_lock_bound_on_nodes(
+      pg::guard([] { return LockTimeout; }), caller_lock_timeout_ms, [&] {
         pg::as_role(p.owner, [&] {
           create_child_table(relid, p.schema, child, p.name);
           // The bounds are integers or ISO time literals partheal computed,

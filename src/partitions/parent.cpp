@@ -21,6 +21,7 @@ Parent read_parent(Relation rel) {
   p.owner = rel->rd_rel->relowner;
   const Oid namespace_oid = p.namespace_oid;
   p.schema = pg::guarded_text([&] { return get_namespace_name(namespace_oid); });
+  p.citus = citus::Table::of(p.relid);
   PartitionKey key = pg::guard([&] { return RelationGetPartitionKey(rel); });
   if (key != nullptr && key->strategy == PARTITION_STRATEGY_RANGE && key->partnatts == 1)
     p.key_type = key->parttypid[0];

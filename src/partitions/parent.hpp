@@ -1,13 +1,13 @@
-// One model of a partitioned parent: who it is, its key's type and its
-// DEFAULT partition, read once from an opened parent's relcache entry. The
-// heal's DDL (ensure_covering), the attach (attach::Parent adds the key's
-// operators and the columns a move copies), the drain and retention read a
-// parent here, and the DEFAULT partition is looked up in one place
-// (default_partition, catalog.hpp).
+// One model of a partitioned parent: who it is, its key's type, its
+// DEFAULT partition and its place in a Citus cluster, read once from an opened parent's relcache
+// entry. The heal's DDL (ensure_covering), the attach (attach::Parent adds the key's operators and
+// the columns a move copies), the drain and retention read a parent here, and the DEFAULT partition
+// is looked up in one place (default_partition, catalog.hpp).
 #pragma once
 
 #include <string>
 
+#include "citus/citus.hpp"
 #include "pg/postgres.hpp"
 
 extern "C" {
@@ -30,6 +30,10 @@ struct Parent {
   std::string default_sql;  // schema.name, quoted
   bool default_is_foreign = false;
   bool default_is_partitioned = false;
+  // The parent as the Citus cluster sees it: plain without Citus. (Making
+  // a table distributed invalidates its relcache entry, and so a model
+  // kept with it, as the registration's shape is.)
+  citus::Table citus;
 };
 
 // The parent as its relcache entry has it now; the caller holds a lock on

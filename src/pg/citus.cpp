@@ -146,19 +146,6 @@ std::string coordinator_address() {
   });
 }
 
-void refuse_on_worker_node(Oid relid, const std::string& what, const std::string& hint) {
-  if (role() != Role::kWorker || !is_citus_table(relid)) return;
-  std::string coordinator = coordinator_address();
-  const char* name = pg::guard([&] { return get_rel_name(relid); });
-  pg::fail(errors::kNotOnCoordinator,
-           fmt::format("\"{}\" is a Citus table: {} on the coordinator{}, not on a worker node",
-                       name != nullptr ? name : "?", what,
-                       coordinator.empty() ? "" : fmt::format(" ({})", coordinator)),
-           "partheal's registrations and the partitions it makes live on the coordinator, and "
-           "Citus copies every partition to this node.",
-           hint);
-}
-
 std::string run_on_coordinator(const std::string& command) {
   struct Answer {
     bool any = false;

@@ -31,12 +31,6 @@ bool is_citus_table(Oid relid);
 // when this node does not know it.
 std::string coordinator_address();
 
-// On a worker node, for a table in Citus's metadata, fails with PH006:
-// `what` is the refused action ("partheal_manage() runs"), and the message
-// names the coordinator. Returns on the coordinator, and for a table of
-// this node's own.
-void refuse_on_worker_node(Oid relid, const std::string& what, const std::string& hint);
-
 // Runs one SQL command on the coordinator, from a worker node, over a
 // connection of Citus's of its own: its own transaction, committed (with
 // whatever it changed on every node) before this returns, as the current

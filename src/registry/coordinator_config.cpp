@@ -10,7 +10,7 @@
 
 #include "registry/config_table_internal.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/own_sql.hpp"
 
 extern "C" {
@@ -37,7 +37,7 @@ std::optional<Config> coordinator_config(Relation parent) {
       "'parent')::pg_catalog.text FROM {} c WHERE c.parent OPERATOR(pg_catalog.=) "
       "{}::pg_catalog.regclass",
       config_table, table_literal);
-  std::string answer = pg::citus::run_on_coordinator(command);
+  std::string answer = citus::run_on_coordinator(command);
   if (answer.empty()) return std::nullopt;
   // Read back into a row of this node's partheal_config type, with this
   // node's OID of the table, and parsed as the local rows are.

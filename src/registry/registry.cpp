@@ -7,7 +7,7 @@
 #include "registry/registry.hpp"
 #include "registry/table_state.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/relation.hpp"
@@ -180,13 +180,12 @@ Opened open_for_insert(Oid relid) {
   // A Citus table is registered on the coordinator, whose registration a
   // worker node's appends use.
   bool on_worker_node = false;
-  if (table == nullptr && pg::citus::role() == pg::citus::Role::kWorker &&
-      pg::citus::is_citus_table(relid)) {
+  if (table == nullptr && citus::Table::of(relid).on_worker_node()) {
     on_worker_node = true;
     table = lookup_on_coordinator(parent);
   }
   if (table == nullptr) {
-    std::string coordinator = on_worker_node ? pg::citus::coordinator_address() : std::string();
+    std::string coordinator = on_worker_node ? citus::coordinator_address() : std::string();
     fail(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
          fmt::format("\"{}\" is not managed by partheal{}", RelationGetRelationName(parent),
                      on_worker_node ? fmt::format(" on the coordinator ({})", coordinator) : ""),

@@ -8,7 +8,6 @@
 #include "registry/registry.hpp"
 #include "registry/shape.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -188,7 +187,6 @@ TableShape describe(Relation parent) {
 
   PartitionKey key = range_key(parent, shape.name);
   static_cast<partitions::Parent&>(shape) = partitions::read_parent(parent);
-  shape.citus_table = pg::citus::is_citus_table(RelationGetRelid(parent));
   shape.key_attnum = key->partattrs[0];
   Form_pg_attribute att = TupleDescAttr(RelationGetDescr(parent), shape.key_attnum - 1);
   shape.key_column = NameStr(att->attname);

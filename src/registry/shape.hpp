@@ -41,11 +41,6 @@ struct TableShape : partitions::Parent {
   // may replace and what partheal_unmanage puts back.
   bool default_is_plain_nextval = false;
   bool has_default_partition() const { return OidIsValid(default_relid); }
-  // In Citus's metadata: its rows live in shards on the worker nodes, so
-  // they go in only through the executor, whose planner Citus hooks; the
-  // coordinator's own partitions are empty shells. (Making a table
-  // distributed invalidates its relcache entry, and so this shape.)
-  bool citus_table = false;
 };
 
 // Reads the shape of an opened parent. Throws PgError, with the SQLSTATE a

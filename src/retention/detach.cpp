@@ -10,8 +10,7 @@
 
 #include "attach/locks.hpp"
 #include "pg/boundary.hpp"
-#include "citus/lock_bound.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/error.hpp"
 #include "pg/guc_level.hpp"
 #include "pg/pause.hpp"
@@ -103,7 +102,7 @@ bool has_rules_on(Oid partition) {
 // ("currently unsupported"): such a partition is detached under the polled
 // locks.
 bool detach_concurrently(const Parent& p, Oid partition, const attach::locks::LockSet& tree) {
-  if (OidIsValid(p.default_relid) || !tree.empty() || p.citus) return false;
+  if (OidIsValid(p.default_relid) || !tree.empty() || p.citus.in_metadata()) return false;
   const char kind = pg::guard([&] { return get_rel_relkind(partition); });
   return kind == RELKIND_RELATION && !has_rules_on(partition);
 }
@@ -163,8 +162,8 @@ void locked_detach(const Detach& d, bool queue, TimestampTz polling_since, Times
   }
   budget.apply();
   // On Citus the DETACH and DROP run on every worker node too.
-  citus::with_lock_bound_on_nodes(
-      d.p.citus, pg::guard([] { return LockTimeout; }), d.caller_lock_timeout_ms, [&] {
+  d.p.citus.with_lock_bound_on_nodes(
+      pg::guard([] { return LockTimeout; }), d.caller_lock_timeout_ms, [&] {
         pg::spi::execute(fmt::format("ALTER TABLE {} DETACH PARTITION {}", parent, table),
                          SPI_OK_UTILITY);
         if (!d.keep_table) pg::spi::execute(fmt::format("DROP TABLE {}", table), SPI_OK_UTILITY);
@@ -252,7 +251,7 @@ constexpr long kMostHoldMs = 15;
 }  // namespace
 
 bool detach_batchable(const Parent& p, Oid partition) {
-  if (p.citus || referenced(partition)) return false;
+  if (p.citus.in_metadata() || referenced(partition)) return false;
   const char kind = pg::guard([&] { return get_rel_relkind(partition); });
   if (kind != RELKIND_RELATION || has_rules_on(partition)) return false;
   attach::locks::LockSet tree;

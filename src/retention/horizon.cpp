@@ -1,15 +1,13 @@
 #include "retention/horizon.hpp"
 
-#include <vector>
+#include <utility>
 
 #include "partitions/highest_key.hpp"
 #include "partitions/time_zone.hpp"
 #include "pg/own_sql.hpp"
 #include "pg/boundary.hpp"
-#include "citus/node_positions.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/security.hpp"
-#include "pg/sequence.hpp"
 
 extern "C" {
 #include "utils/timestamp.h"
@@ -17,16 +15,10 @@ extern "C" {
 
 namespace partheal::retention {
 
-namespace {
-
-constexpr int kCitusRangeBits = pg::citus::kNodeRangeBits;
-
-}  // namespace
-
 std::optional<int64> RetentionHorizon::of(const partitions::Range& r) const {
   if (!by_node_ || r.upper.kind != partitions::Bound::Kind::kValue || r.upper.value <= 0)
     return own_;
-  const int64 range = (r.upper.value - 1) >> kCitusRangeBits;
+  const int64 range = citus::node_range(r.upper.value - 1);
   if (range <= 0) return own_;
   auto it = nodes_.find(range);
   if (it == nodes_.end()) return std::nullopt;
@@ -46,7 +38,7 @@ RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wa
                                         c.retention_days, c.retention_us, now);
     return h;
   }
-  if (!table.shape.citus_table) {
+  if (!table.shape.citus.in_metadata()) {
     // From the highest id the table holds, never the sequence's position: a
     // CACHE puts the position a cached range ahead of any row, and a role
     // with USAGE on the sequence could draw the owner's rows out of the
@@ -62,33 +54,11 @@ RetentionHorizon retention_horizon(const ManagedTable& table, Oid owner, bool wa
   }
   // On Citus each node draws from a range of its own, and its shards are
   // not this node's to scan: the horizon still counts from the sequences.
-  std::optional<pg::SequencePosition> position;
-  pg::as_role(owner, [&] { position = pg::read_sequence(table.shape.sequence, wait); });
-  if (position && position->drawn && position->last >= PG_INT64_MIN + c.retention_ids)
-    h.own_ = position->last - c.retention_ids;
-  const pg::citus::Role role = pg::citus::role();
-  if (role == pg::citus::Role::kWorker) {
-    // A worker node knows its own range's position only: the others' ids
-    // are judged on the coordinator.
-    h.by_node_ = true;
-    if (h.own_ && position->last >> kCitusRangeBits > 0)
-      h.nodes_[position->last >> kCitusRangeBits] = *h.own_;
-    h.own_.reset();
-    return h;
-  }
-  if (role != pg::citus::Role::kCoordinator) return h;
-  // Each worker node draws from a range of its own: one round trip to each,
-  // only when asked of them.
-  h.by_node_ = true;
-  if (!other_ranges) return h;
-  std::vector<citus::NodePosition> nodes;
-  pg::as_role(owner, [&] { nodes = citus::worker_positions(table.shape.sequence, nullptr); });
-  for (const citus::NodePosition& n : nodes) {
-    const int64 range = n.last_value >> kCitusRangeBits;
-    if (!n.drawn || range <= 0 || n.last_value - c.retention_ids < (range << kCitusRangeBits))
-      continue;
-    h.nodes_[range] = n.last_value - c.retention_ids;
-  }
+  citus::NodeHorizons nodes =
+      citus::node_horizons(table.shape.sequence, owner, c.retention_ids, wait, other_ranges);
+  h.own_ = nodes.own;
+  h.nodes_ = std::move(nodes.ranges);
+  h.by_node_ = nodes.by_range;
   return h;
 }
 

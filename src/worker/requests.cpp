@@ -7,7 +7,7 @@
 
 #include "errors.hpp"
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
+#include "citus/citus.hpp"
 #include "pg/compat.hpp"
 #include "pg/error_context.hpp"
 #include "pg/guc_level.hpp"
@@ -247,7 +247,8 @@ partitions::Ensured ask_worker(Oid relid, int64 id, const partitions::KeySpec& s
       TimestampTzPlusMilliseconds(GetCurrentTimestamp(), settings::heal_wait_timeout_ms);
   Answer answer;
   bool answered = false;
-  for (long pause = 100;; pause = Min(pause * 2, 1000L)) {
+  citus::ShardMoveWait moves(relid);
+  for (;;) {
     uint64 generation = post(r, relid, id, spec);
     try {
       answered = await_answer(r, slot, generation, deadline, relid, what, &answer);
@@ -258,17 +259,12 @@ partitions::Ensured ask_worker(Oid relid, int64 id, const partitions::KeySpec& s
     if (!answered) abandon(r, generation);
     // While a shard of the table's colocation group moves, Citus refuses
     // the partition's creation at once: asked again once the group's lock
-    // is free, within this heal's wait.
+    // is free, within this heal's wait, by an append that may wait for a
+    // move (citus/shard_moves.hpp); any other fails at once.
     if (!answered || answer.sqlerrcode == 0 || !wait_for_moves ||
-        !pg::citus::refused_during_shard_move(answer.message))
+        !moves.may_wait_after(answer.message))
       break;
-    // A shard move waits for the shards' metadata locks and, to copy or
-    // replicate, for transactions that wrote: an append holding either would
-    // hold the move while it waits for it, where no deadlock check sees the
-    // two. Only one that holds neither waits for a move; others fail at once.
-    // (Looked at once, on the first refusal: the wait takes no lock.)
-    if (pause == 100 && !pg::citus::may_wait_for_shard_move()) break;
-    if (pause == 100)
+    if (moves.first())
       pg::report(LOG, 0,
                  fmt::format("{} heal of \"{}\" for {} waits for a shard move: {}",
                              errors::kLogHeal, table_name(relid), what, answer.message),
@@ -277,13 +273,7 @@ partitions::Ensured ask_worker(Oid relid, int64 id, const partitions::KeySpec& s
                   {}});
     // Polled here, not by asking the worker, whose every try would be a
     // creation that Citus refuses.
-    bool free = false;
-    while (!free && TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline) > pause) {
-      pg::pause_ms(pause);
-      pause = Min(pause * 2, 1000L);
-      free = pg::citus::colocation_free(relid);
-    }
-    if (!free) break;
+    if (!moves.wait_until_free(deadline)) break;
   }
   if (!answered) {
     std::string table = table_name(relid);

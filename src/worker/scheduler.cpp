@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "pg/boundary.hpp"
-#include "pg/citus.hpp"
 #include "pg/report.hpp"
 #include "pg/subxact.hpp"
 #include "registry/table_state.hpp"
@@ -130,9 +129,7 @@ struct Round {
     if (rel == nullptr) return;
     registry::TablePtr table = registry::lookup(rel);
     if (table != nullptr) {
-      const bool coordinators_own =
-          table->shape.citus_table && pg::citus::role() == pg::citus::Role::kWorker;
-      const Look look{relid, rel, *table, coordinators_own};
+      const Look look{relid, rel, *table, table->shape.citus.on_worker_node()};
       for (; from < jobs().size(); ++from) {
         s.job_ = static_cast<int>(from);
         if (jobs()[from]->due(look, s)) due[from].push_back(relid);
