@@ -57,7 +57,7 @@ std::string columns_of(Relation rel) {
 
 }  // namespace
 
-Parent describe_parent(Oid relid) {
+Relation open_parent(Oid relid) {
   // Ownership first: a caller who may not attach must not even queue for a
   // lock on the table.
   pg::guard([&] {
@@ -90,11 +90,21 @@ Parent describe_parent(Oid relid) {
              "partheal_attach_window works on permanent and unlogged tables; attach a window of a "
              "temporary table with ALTER TABLE ... ATTACH PARTITION.");
   }
+  return rel;
+}
+
+Parent describe_opened(Relation rel) {
   Parent p;
   p.key = partitions::read_range_key(rel, text_of(RelationGetRelationName(rel)));
   p.columns = columns_of(rel);
   partitions::refresh_partitions(rel);
   static_cast<partitions::Parent&>(p) = partitions::read_parent(rel);
+  return p;
+}
+
+Parent describe_parent(Oid relid) {
+  Relation rel = open_parent(relid);
+  Parent p = describe_opened(rel);
   pg::guard([&] { relation_close(rel, NoLock); });
   return p;
 }

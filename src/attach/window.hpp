@@ -29,6 +29,13 @@ struct Window {
 // Checks that the caller owns the parent (42501) and that it is partitioned
 // by RANGE on one column (42809, 0A000), and describes it as committed now.
 Parent describe_parent(Oid relid);
+// describe_parent in two: the parent opened under ACCESS SHARE, after the
+// ownership check and a polled lock wait (55P03 once it is spent; 0A000
+// for a temporary table); then described, its partitions as committed now.
+// For a caller that reads more of the parent in the same open (the
+// worker's drain: its registration and windows), and closes it.
+Relation open_parent(Oid relid);
+Parent describe_opened(Relation rel);
 
 // The window from the caller's text, cast to the key type under the caller's
 // settings: a bad bound gets that type's own error. lower >= upper is 22023.

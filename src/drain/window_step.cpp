@@ -169,15 +169,17 @@ Step drain_one(Oid relid, std::optional<int64>& attempting, bool count_expired, 
                const worker::Schedule& schedule) {
   return pg::with_own_sql({}, [&] {
     Step step;
-    attach::Parent p = attach::describe_parent(relid);
-    if (!OidIsValid(p.default_relid) || p.default_is_foreign || p.default_is_partitioned)
-      return step;
-    Relation rel = pg::open_existing(relid, AccessShareLock);
+    // The parent read once for the step: its model, its registration and
+    // its windows, from one open.
+    Relation rel = attach::open_parent(relid);
+    const attach::Parent p = attach::describe_opened(rel);
     registry::TablePtr table = registry::lookup(rel);
     std::vector<partitions::Range> existing;
-    if (table != nullptr && table->shape.key_is_time) existing = partitions::attached_ranges(rel);
+    const bool drains = OidIsValid(p.default_relid) && !p.default_is_foreign &&
+                        !p.default_is_partitioned && table != nullptr && table->drains_default();
+    if (drains && table->shape.key_is_time) existing = partitions::attached_ranges(rel);
     pg::guard([&] { relation_close(rel, NoLock); });
-    if (table == nullptr || !table->drains_default()) return step;
+    if (!drains) return step;
     const partitions::KeySpace keys = table->key_space();
     // Anyone who can put a row in DEFAULT (an INSERT grant, a
     // cross-partition UPDATE, pg_write_all_data) chooses its key, and rows

@@ -39,7 +39,7 @@ constexpr long kBatchRefusedMs = 60000;
 
 }  // namespace
 
-Batch try_batch(Oid relid, TableWatch& watch,
+Batch try_batch(const std::function<const attach::Parent&()>& parent, TableWatch& watch,
                 const std::vector<const partitions::Partition*>& due_now, bool keep_table,
                 const std::function<Retired(const partitions::Partition&)>& said) {
   Batch out;
@@ -51,7 +51,7 @@ Batch try_batch(Oid relid, TableWatch& watch,
   // Caught up: the next time it falls behind, batches get their 5 s again.
   if (due_now.size() <= kBehindPast) watch.batches_failing_since.reset();
   if (due_now.size() <= kBehindPast || batches_refused) return out;
-  attach::Parent p = attach::describe_parent(relid);
+  const attach::Parent& p = parent();
   std::vector<Oid> batch;
   std::vector<const partitions::Partition*> in_batch;
   pg::as_role(p.owner, [&] {
@@ -84,7 +84,7 @@ Batch try_batch(Oid relid, TableWatch& watch,
         LOG, 0,
         fmt::format("{} retention's batch of {} due partitions of {} failed, and was "
                     "taken back whole: {}",
-                    errors::kLogRetentionLeft, batch.size(), pg::relation_label(relid), b.error),
+                    errors::kLogRetentionLeft, batch.size(), pg::relation_label(p.relid), b.error),
         {{}, "For a minute they go one at a time, each failure said for its own."});
     return out;
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attach/window.hpp"
 #include "partitions/catalog.hpp"
 #include "pg/postgres.hpp"
 #include "retention/watch.hpp"
@@ -36,8 +37,9 @@ struct Batch {
 
 // Inside the worker's transaction: the table's due partitions, oldest
 // first, that may go together, in one hold. `said` describes a partition
-// while its name is still in the catalog.
-Batch try_batch(Oid relid, TableWatch& watch,
+// while its name is still in the catalog; `parent` is the step's one read
+// of the parent, asked for only when a batch may go.
+Batch try_batch(const std::function<const attach::Parent&()>& parent, TableWatch& watch,
                 const std::vector<const partitions::Partition*>& due_now, bool keep_table,
                 const std::function<Retired(const partitions::Partition&)>& said);
 

@@ -31,6 +31,14 @@ namespace {
 
 // What one step reads of the table, under ACCESS SHARE.
 struct Table {
+  Oid relid = InvalidOid;
+  // The parent's model (attach/window.hpp), read once a step, when the step
+  // acts on a window: a batch, a FINALIZE or a detach all share it.
+  mutable std::optional<attach::Parent> model;
+  const attach::Parent& parent() const {
+    if (!model) model = attach::describe_parent(relid);
+    return *model;
+  }
   registry::TablePtr registration;
   std::vector<partitions::Partition> parts;
   std::optional<partitions::Partition> pending;
@@ -67,6 +75,7 @@ struct Table {
 bool read_table(Oid relid, BackOffs& back_offs, Table& t) {
   const bool locked = pg::guard([&] { return ConditionalLockRelationOid(relid, AccessShareLock); });
   if (!locked) return false;
+  t.relid = relid;
   Relation rel = pg::open_existing(relid, NoLock);
   t.registration = registry::lookup(rel);
   const bool retains = t.registration != nullptr && t.registration->config.retains();
@@ -91,7 +100,7 @@ bool read_table(Oid relid, BackOffs& back_offs, Table& t) {
 // A DETACH CONCURRENTLY that stopped between its transactions, partheal's
 // or anyone's, is completed first: PostgreSQL allows one per table, and its
 // partition is out of the table already. Dropped only when due.
-void finalize_pending(Oid relid, BackOffs& back_offs, const Table& t, Step& step,
+void finalize_pending(BackOffs& back_offs, const Table& t, Step& step,
                       std::optional<Attempt>& attempting, bool* gave_way_to_heal) {
   const registry::Config& c = t.registration->config;
   t.describe(*t.pending, step);
@@ -101,7 +110,7 @@ void finalize_pending(Oid relid, BackOffs& back_offs, const Table& t, Step& step
   step.keep = c.retention_keep_table;
   step.drop = step.due && !c.retention_keep_table &&
               back_offs.watch.drop_failures.count(t.pending->relid) == 0;
-  attach::Parent p = attach::describe_parent(relid);
+  const attach::Parent& p = t.parent();
   const Oid partition = t.pending->relid;
   pg::as_role(p.owner, [&] {
     step.top_level_sql =
@@ -115,7 +124,7 @@ void finalize_pending(Oid relid, BackOffs& back_offs, const Table& t, Step& step
 // dependency checks are the owner's business. Not due, a partition is
 // passed over, not the end of the look: on the Citus coordinator each
 // worker node's range has its own horizon.
-void detach_oldest(Oid relid, BackOffs& back_offs, const Table& t, Step& step,
+void detach_oldest(BackOffs& back_offs, const Table& t, Step& step,
                    std::optional<Attempt>& attempting) {
   const registry::Config& c = t.registration->config;
   auto give_way = [&back_offs] { return back_offs.s.heal_waiting(); };
@@ -125,7 +134,7 @@ void detach_oldest(Oid relid, BackOffs& back_offs, const Table& t, Step& step,
     const Oid partition = part.relid;
     step.foreign = pg::guard([&] { return get_rel_relkind(partition) == RELKIND_FOREIGN_TABLE; });
     if (step.foreign) return;
-    attach::Parent p = attach::describe_parent(relid);
+    const attach::Parent& p = t.parent();
     attempting = Attempt{part.relid, false, back_offs.early(part.relid)};
     pg::as_role(p.owner, [&] {
       step.result = detach_partition(p, partition, c.retention_keep_table, give_way);
@@ -156,7 +165,7 @@ void retire_one(Oid relid, BackOffs& back_offs, Step& step, std::optional<Attemp
     const bool pending_waits =
         t.pending && (back_offs.backing_off(t.pending->relid) || detach_running_elsewhere());
     if (t.pending && !pending_waits) {
-      finalize_pending(relid, back_offs, t, step, attempting, gave_way_to_heal);
+      finalize_pending(back_offs, t, step, attempting, gave_way_to_heal);
       return;
     }
     // Behind by more than two: the due ones that may go together go in one
@@ -165,8 +174,9 @@ void retire_one(Oid relid, BackOffs& back_offs, Step& step, std::optional<Attemp
     for (const partitions::Partition& part : t.parts)
       if (t.due(part) && !back_offs.backing_off(part.relid)) due_now.push_back(&part);
     const bool keep = t.registration->config.retention_keep_table;
-    Batch b = try_batch(relid, back_offs.watch, due_now, keep,
-                        [&t](const partitions::Partition& part) { return t.said(part); });
+    Batch b =
+        try_batch([&t]() -> const attach::Parent& { return t.parent(); }, back_offs.watch, due_now,
+                  keep, [&t](const partitions::Partition& part) { return t.said(part); });
     if (!b.retired.empty()) {
       step.tried = true;
       step.keep = keep;
@@ -174,7 +184,7 @@ void retire_one(Oid relid, BackOffs& back_offs, Step& step, std::optional<Attemp
       return;
     }
     if (!b.one_at_a_time || pending_waits) return;
-    detach_oldest(relid, back_offs, t, step, attempting);
+    detach_oldest(back_offs, t, step, attempting);
   });
 }
 
