@@ -98,8 +98,8 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
     // A partition whose DETACH ... CONCURRENTLY was started and not finished
     // is out of the routing but keeps its bounds until FINALIZE: the new
     // partition is cut around it, and a key inside it cannot be healed.
-    std::vector<Range> taken = attached_ranges(rel);
-    if (std::optional<Partition> pending = pending_detach(rel)) {
+    const Windows windows = read_windows(rel);
+    if (const std::optional<Partition>& pending = windows.pending) {
       if (contains(pending->range, id)) {
         const Oid pending_oid = pending->relid;
         const std::string name = pg::guarded_text([&] { return get_rel_name(pending_oid); });
@@ -117,9 +117,8 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
                              pg::quoted(schema), pg::quoted(parent), pg::quoted(schema),
                              pg::quoted(name)));
       }
-      taken.push_back(pending->range);
     }
-    plan.range = keys.covering(id, taken);
+    plan.range = keys.covering(id, windows.taken());
   }
   pg::guard([&] { relation_close(rel, NoLock); });
   return plan;

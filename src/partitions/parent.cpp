@@ -38,6 +38,20 @@ Parent read_parent(Relation rel) {
   return p;
 }
 
+Windows read_windows(Relation rel) {
+  Windows w;
+  w.attached = attached_partitions(rel);
+  w.pending = pending_detach(rel);
+  return w;
+}
+
+std::vector<Range> Windows::taken() const {
+  std::vector<Range> out;
+  for (const Partition& p : attached) out.push_back(p.range);
+  if (pending) out.push_back(pending->range);
+  return out;
+}
+
 void key_limits(const Parent& parent, int64* min, int64* max) {
   if (OidIsValid(parent.key_type) &&
       (integer_key_limits(parent.key_type, min, max) || time_key_limits(parent.key_type, min, max)))

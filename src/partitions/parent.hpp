@@ -1,13 +1,18 @@
 // One model of a partitioned parent: who it is, its key's type, its
-// DEFAULT partition and its place in a Citus cluster, read once from an opened parent's relcache
-// entry. The heal's DDL (ensure_covering), the attach (attach::Parent adds the key's operators and
-// the columns a move copies), the drain and retention read a parent here, and the DEFAULT partition
-// is looked up in one place (default_partition, catalog.hpp).
+// DEFAULT partition and its place in a Citus cluster (read_parent), and its
+// windows (read_windows), each read once a step from an opened parent. The
+// heal's DDL (ensure_covering), create-ahead through it, the attach
+// (attach::Parent adds the key's operators and the columns a move copies),
+// the drain and retention read a parent here; the DEFAULT partition is
+// looked up in one place (default_partition, catalog.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "citus/citus.hpp"
+#include "partitions/catalog.hpp"
 #include "pg/postgres.hpp"
 
 extern "C" {
@@ -40,6 +45,19 @@ struct Parent {
 // it. No check of whether partheal may manage it: that is the
 // registration's, once, or the attach's.
 Parent read_parent(Relation rel);
+
+// The parent's windows as one step reads them (catalog.hpp): the attached
+// range partitions in key order, and the one whose DETACH ... CONCURRENTLY
+// was started and not finished, out of the routing but keeping its bounds
+// until FINALIZE. The heal's DDL and retention read them here.
+struct Windows {
+  std::vector<Partition> attached;
+  std::optional<Partition> pending;
+  // What a new partition must not overlap: every attached range, and the
+  // pending one's.
+  std::vector<Range> taken() const;
+};
+Windows read_windows(Relation rel);
 
 // The key's own limits, for an integer or time key (times: finite, as
 // int64). Throws 0A000 when the parent is not partitioned by RANGE on one

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "attach/window.hpp"
 #include "partitions/catalog.hpp"
 #include "partitions/key_space.hpp"
+#include "partitions/parent.hpp"
 #include "pg/boundary.hpp"
 #include "pg/cancel_when.hpp"
 #include "pg/own_sql.hpp"
@@ -80,8 +82,9 @@ bool read_table(Oid relid, BackOffs& back_offs, Table& t) {
   t.registration = registry::lookup(rel);
   const bool retains = t.registration != nullptr && t.registration->config.retains();
   if (retains) {
-    t.parts = partitions::attached_partitions(rel);
-    t.pending = partitions::pending_detach(rel);
+    partitions::Windows windows = partitions::read_windows(rel);
+    t.parts = std::move(windows.attached);
+    t.pending = windows.pending;
   }
   const Oid owner = rel->rd_rel->relowner;
   pg::guard([&] { relation_close(rel, NoLock); });
