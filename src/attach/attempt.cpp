@@ -67,7 +67,7 @@ Try attempt_once(const Parent& p, const Window& w, const Names& n, Oid table, bo
     // Citus distributes a plain table as it is attached to a distributed
     // parent, copying its rows to the shards and leaving them on the
     // coordinator's disk too: partheal distributes it first and drops that
-    // copy before the ATTACH (pg/citus.hpp says why not after).
+    // copy before the ATTACH (citus/attach.hpp says why not after).
     // (Citus's NOTICEs, whose HINT asks for that, are kept from the caller.)
     const bool distributes = p.citus.distributes_on_attach(table);
     std::string attach = partitions::attach_partition_sql(p.schema, p.name, n.table_name, n.range);

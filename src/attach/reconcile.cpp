@@ -111,8 +111,7 @@ void move_then_attach(const Parent& p, const Window& w, const Names& n, int64 ba
 // created if it does not exist, then the plain ATTACH or the moves.
 void attach_as_owner(const Parent& p, const Window& w, const Names& n, Oid existing,
                      int64 batch_rows, Result& r) {
-  if (!OidIsValid(existing))
-    partitions::create_child_table(p.relid, p.schema, n.table_name, p.name);
+  if (!OidIsValid(existing)) partitions::create_child_table(p, n.table_name);
   r.partition = find_table(p, n.table_name);
   // Asked without a lock anyone waits for: a plain ATTACH that is
   // sure to fail would hold writers at the parent for a whole scan of

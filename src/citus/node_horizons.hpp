@@ -23,8 +23,9 @@ struct NodeHorizons {
 
 // Read as `owner`. The coordinator's own position (none while the sequence
 // is not drawn from; nor, unless `wait`, while it is locked) and, with
-// `other_ranges`, every worker node's (a round trip to each; a node that
-// does not answer keeps its range). On a worker node, its own range's only.
+// `other_ranges`, every worker node's (a round trip to each; the range of
+// a node that does not answer has no horizon: none of its partitions is
+// due). On a worker node, its own range's only.
 NodeHorizons node_horizons(Oid sequence, Oid owner, int64 retain, bool wait, bool other_ranges);
 
 // The node range an id falls in: 0 for the coordinator's.

@@ -16,6 +16,9 @@ bool ShardMoveWait::may_wait_after(const char* message) {
 }
 
 bool ShardMoveWait::wait_until_free(TimestampTz deadline) {
+  // A wait after a refused re-ask starts at twice the pause the last one
+  // ended with.
+  if (refusals_ > 1) pause_ms_ = Min(pause_ms_ * 2, 1000L);
   bool free = false;
   while (!free && TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline) > pause_ms_) {
     pg::pause_ms(pause_ms_);

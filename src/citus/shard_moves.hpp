@@ -23,11 +23,12 @@ class ShardMoveWait {
   // the two; a transaction that holds either fails at once. Looked at
   // once, on the first refusal (the wait takes no lock).
   bool may_wait_after(const char* message);
-  // Whether may_wait_after's last true was the first.
+  // Whether exactly one refusal has been seen: the wait is said once.
   bool first() const { return refusals_ == 1; }
   // Polls the group's lock (taken in SHARE, as a partition's creation
-  // takes it, and let go at once), 100 ms doubling to 1 s, until it is
-  // free or `deadline` is near; whether it is free.
+  // takes it, and let go at once), 100 ms doubling to 1 s across the
+  // heal's waits, until it is free or `deadline` is near; whether it is
+  // free.
   bool wait_until_free(TimestampTz deadline);
 
  private:

@@ -3,7 +3,7 @@
 #include "partitions/child_table.hpp"
 #include "partitions/key_default.hpp"
 #include "pg/boundary.hpp"
-#include "citus/citus.hpp"
+#include "partitions/parent.hpp"
 #include "pg/spi.hpp"
 
 extern "C" {
@@ -80,16 +80,15 @@ std::string attach_partition_sql(const std::string& schema, const std::string& p
                      pg::quoted(schema), pg::quoted(parent), pg::quoted(child), range);
 }
 
-void create_child_table(unsigned int parent_relid, const std::string& schema,
-                        const std::string& child, const std::string& parent) {
+void create_child_table(const Parent& parent, const std::string& child) {
   // On a Citus worker node Citus refuses the DDL of its tables; partheal
   // says so first, naming the coordinator, whose worker makes them.
-  citus::Table::of(parent_relid)
-      .refuse_on_worker_node("its partitions are made",
-                             "The coordinator's partheal worker makes them, and Citus "
-                             "copies them to every node.");
-  pg::spi::execute(create_like_sql(parent_relid, schema, child, parent), SPI_OK_UTILITY);
-  const char* nsp = schema.c_str();
+  parent.citus.refuse_on_worker_node("its partitions are made",
+                                     "The coordinator's partheal worker makes them, and Citus "
+                                     "copies them to every node.");
+  pg::spi::execute(create_like_sql(parent.relid, parent.schema, child, parent.name),
+                   SPI_OK_UTILITY);
+  const char* nsp = parent.schema.c_str();
   const char* name = child.c_str();
   Oid relid = pg::guard([&] {
     CommandCounterIncrement();

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "partitions/parent.hpp"
+
 namespace partheal::partitions {
 
 // parent + suffix, cut to fit NAMEDATALEN. A cut name gets a hash of the whole
@@ -33,12 +35,12 @@ std::string create_like_sql(unsigned int parent_relid, const std::string& schema
 std::string attach_partition_sql(const std::string& schema, const std::string& parent,
                                  const std::string& child, const std::string& range);
 
-// Runs create_like_sql through SPI (connected, as the role that is to own
-// the table), then gives every column that copied partheal_nextval from the
-// parent nextval(sequence) instead: a partition's own default is used only
-// by rows inserted into the partition directly, and must not make the
-// partition depend on partheal (DROP EXTENSION would fail on it).
-void create_child_table(unsigned int parent_relid, const std::string& schema,
-                        const std::string& child, const std::string& parent);
+// Runs create_like_sql for `child`, in the parent's schema, through SPI
+// (connected, as the role that is to own the table), then gives every
+// column that copied partheal_nextval from the parent nextval(sequence)
+// instead: a partition's own default is used only by rows inserted into
+// the partition directly, and must not make the partition depend on
+// partheal (DROP EXTENSION would fail on it). PH006 on a Citus worker node.
+void create_child_table(const Parent& parent, const std::string& child);
 
 }  // namespace partheal::partitions

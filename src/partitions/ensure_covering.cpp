@@ -125,7 +125,7 @@ Plan plan_for(Oid relid, int64 id, const KeySpace& keys, LockWait wait) {
 }
 
 // LIKE, then ATTACH, as the parent's owner: never PARTITION OF.
-Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int64 id,
+Ensured create_and_attach(const Plan& plan, const KeySpace& keys, int64 id,
                           int caller_lock_timeout_ms) {
   const Parent& p = plan.parent;
   Ensured out;
@@ -141,7 +141,7 @@ Ensured create_and_attach(Oid relid, const Plan& plan, const KeySpace& keys, int
   p.citus.with_lock_bound_on_nodes(
       pg::guard([] { return LockTimeout; }), caller_lock_timeout_ms, [&] {
         pg::as_role(p.owner, [&] {
-          create_child_table(relid, p.schema, child, p.name);
+          create_child_table(p, child);
           // The bounds are integers or ISO time literals partheal computed,
           // not user text.
           pg::spi::execute(attach_partition_sql(p.schema, p.name, child, out.range),
@@ -168,7 +168,7 @@ Ensured ensure_covering(Oid relid, int64 id, const KeySpec& spec, LockWait wait)
     take_partition_lock(relid, keys.number_of(id));
     Plan plan = plan_for(relid, id, keys, wait);
     if (!plan.needed) return Ensured{{}, {}, plan.gave_way, {}};
-    return create_and_attach(relid, plan, keys, id, caller_lock_timeout_ms);
+    return create_and_attach(plan, keys, id, caller_lock_timeout_ms);
   });
 }
 
